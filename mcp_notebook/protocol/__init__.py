@@ -1,0 +1,1 @@
+"""The sans-IO protocol core: JSON-RPC framing, MCP types, versions and the session state machine."""

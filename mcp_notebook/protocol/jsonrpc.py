@@ -1,0 +1,176 @@
+"""JSON-RPC 2.0 framing for MCP: parse untrusted input into messages, serialize messages.
+
+The parser never raises: anything malformed becomes an :class:`Invalid` carrying the error response to send
+back (or ``None`` when JSON-RPC forbids replying, e.g. to a malformed response).
+Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic#messages and https://www.jsonrpc.org/specification
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Union
+
+from .errors import INVALID_REQUEST, PARSE_ERROR
+
+__all__ = [
+    "ErrorResponse",
+    "Invalid",
+    "Message",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "parse",
+    "serialize",
+    "valid_id",
+]
+
+RequestId = Union[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: RequestId
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    id: RequestId | None
+    code: int
+    message: str
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """Input that is not a valid message. ``reply`` is the error to send back, if one may be sent."""
+
+    reason: str
+    reply: ErrorResponse | None
+
+
+Message = Union[Request, Notification, Response, ErrorResponse]
+
+
+def valid_id(value: Any) -> bool:
+    """MCP request ids are strings or integers; never null, never booleans (bool is an int in Python)."""
+    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads(data: str | bytes) -> Any:
+    return json.loads(data, parse_constant=_reject_constant)
+
+
+def parse(data: str | bytes, *, allow_batch: bool = False) -> list[Message | Invalid]:
+    """Parse one line/body. Returns one item, or several for an accepted batch (protocol 2025-03-26 only)."""
+    try:
+        obj = _loads(data)
+    except (ValueError, RecursionError, TypeError) as exc:
+        # UnicodeDecodeError is a ValueError: invalid UTF-8 is a parse error as well.
+        return [Invalid(f"parse error: {exc}", ErrorResponse(None, PARSE_ERROR, "Parse error"))]
+    if isinstance(obj, list):
+        if not allow_batch:
+            return [_invalid(None, "JSON-RPC batches are not supported in this protocol version")]
+        if not obj:
+            return [_invalid(None, "empty batch")]
+        return [_classify(item) for item in obj]
+    return [_classify(obj)]
+
+
+def _invalid(msg_id: RequestId | None, reason: str) -> Invalid:
+    return Invalid(reason, ErrorResponse(msg_id, INVALID_REQUEST, f"Invalid request: {reason}"))
+
+
+def _classify(obj: Any) -> Message | Invalid:
+    if not isinstance(obj, dict):
+        return _invalid(None, "a message must be a JSON object")
+    raw_id = obj.get("id")
+    msg_id = raw_id if valid_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        return _invalid(msg_id, '"jsonrpc" must be "2.0"')
+    if "method" in obj:
+        return _classify_call(obj, msg_id)
+    if "result" in obj or "error" in obj:
+        return _classify_response(obj, msg_id)
+    return _invalid(msg_id, 'neither "method" nor "result"/"error" present')
+
+
+def _classify_call(obj: dict[str, Any], msg_id: RequestId | None) -> Message | Invalid:
+    method = obj["method"]
+    if not isinstance(method, str) or not method:
+        return _invalid(msg_id, '"method" must be a non-empty string')
+    params = obj.get("params")
+    if params is not None and not isinstance(params, dict):
+        return _invalid(msg_id, '"params" must be an object')
+    if "id" not in obj:
+        return Notification(method, params)
+    if msg_id is None:
+        return _invalid(None, '"id" must be a string or an integer')
+    return Request(msg_id, method, params)
+
+
+def _classify_response(obj: dict[str, Any], msg_id: RequestId | None) -> Message | Invalid:
+    # Responses are never answered, even when malformed (JSON-RPC 2.0 section 5).
+    if "result" in obj and "error" in obj:
+        return Invalid('a response has both "result" and "error"', None)
+    if "result" in obj:
+        result = obj["result"]
+        if msg_id is None:
+            return Invalid('a result without a valid "id"', None)
+        if not isinstance(result, dict):
+            return Invalid('"result" must be an object', None)
+        return Response(msg_id, result)
+    error = obj["error"]
+    if not isinstance(error, dict) or not _is_int(error.get("code")) or not isinstance(error.get("message"), str):
+        return Invalid('"error" must be an object with an integer "code" and a string "message"', None)
+    return ErrorResponse(msg_id, int(error["code"]), error["message"], error.get("data"))
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    if isinstance(message, Request):
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "method": message.method}
+        if message.params is not None:
+            out["params"] = message.params
+        return out
+    if isinstance(message, Notification):
+        out = {"jsonrpc": "2.0", "method": message.method}
+        if message.params is not None:
+            out["params"] = message.params
+        return out
+    if isinstance(message, Response):
+        return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
+    error: dict[str, Any] = {"code": message.code, "message": message.message}
+    if message.data is not None:
+        error["data"] = message.data
+    return {"jsonrpc": "2.0", "id": message.id, "error": error}
+
+
+def serialize(message: Message) -> str:
+    """Compact, single-line JSON (stdio framing forbids embedded newlines; ASCII escapes keep it so)."""
+    return json.dumps(to_wire(message), separators=(",", ":"), allow_nan=False)

@@ -297,8 +297,13 @@ class Session:
         """The peer cancelled its request: we must not answer it (cancellation#behavior-requirements)."""
         self._incoming.pop(request_id, None)
 
-    def answer_initialize(self, request_id: RequestId, params: dict[str, Any], instructions: str | None) -> str:
-        """Server: negotiate the version and answer ``initialize``."""
+    def accept_initialize(self, params: dict[str, Any], instructions: str | None = None) -> dict[str, Any]:
+        """Server: negotiate the version from ``initialize`` params and build the result to send.
+
+        https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#version-negotiation
+        """
+        if self.state is not State.INITIALIZING:
+            raise LocalProtocolError(f"server in state {self.state.value!r} has no initialize to accept")
         self.version = negotiate(params.get("protocolVersion"), self.supported_versions)
         caps = params.get("capabilities")
         self.peer_capabilities = caps if isinstance(caps, dict) else {}
@@ -311,7 +316,7 @@ class Session:
         }
         if instructions:
             result["instructions"] = instructions
-        return self.send_result(request_id, result)
+        return result
 
     # ---- receiving ---------------------------------------------------------------------------------------
     def receive(self, data: str | bytes) -> list[Event]:

@@ -1,0 +1,362 @@
+"""The async engine: runs a sans-IO :class:`~.protocol.session.Session` over a :class:`~.transports.Transport`.
+
+Shared by both roles. One reader task turns incoming text into session events; each incoming request runs
+as its own task (so a slow handler never blocks pings, progress or other calls); each outgoing request waits
+on a future with a timeout that progress may extend. When the transport ends, every pending request fails at
+once with the transport's reason and every running handler is cancelled: nothing hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .protocol.errors import (
+    INTERNAL_ERROR,
+    ConnectionClosedError,
+    JSONRPCError,
+    LocalProtocolError,
+    RequestTimeoutError,
+)
+from .protocol.jsonrpc import RequestId
+from .protocol.session import (
+    ErrorReceived,
+    Event,
+    NotificationReceived,
+    ProtocolViolation,
+    RequestReceived,
+    ResultReceived,
+    Session,
+)
+from .trace import Trace
+from .transports.base import Transport, TransportClosed
+
+__all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
+
+log = logging.getLogger("mcp_notebook")
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
+
+
+@dataclass
+class IncomingRequest:
+    """A request from the peer, as seen by a handler: what was asked, and how to talk back while answering."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+    connection: Connection
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get("progressToken")
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """A notification tied to this request (on HTTP it travels on this request's stream)."""
+        await self.connection.notify(method, params, related_id=self.id)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A request to the peer made while answering this one (elicitation, sampling, roots)."""
+        return await self.connection.request(method, params, related_id=self.id)
+
+
+RequestHandler = Callable[[IncomingRequest], Awaitable[dict[str, Any]]]
+NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+@dataclass
+class _Pending:
+    future: asyncio.Future[dict[str, Any]]
+    on_progress: ProgressCallback | None = None
+    touched: asyncio.Event = field(default_factory=asyncio.Event)  # set on each progress: resets the timeout
+
+
+class Connection:
+    """Drives one session over one transport. Start with :meth:`start`; end with :meth:`aclose`."""
+
+    def __init__(
+        self,
+        session: Session,
+        transport: Transport,
+        *,
+        request_handler: RequestHandler,
+        notification_handler: NotificationHandler | None = None,
+        trace: Trace | None = None,
+        name: str = "connection",
+    ) -> None:
+        self.session = session
+        self.transport = transport
+        self.trace = trace if trace is not None else Trace()
+        self.name = name
+        self._request_handler = request_handler
+        self._notification_handler = notification_handler
+        self._pending: dict[RequestId, _Pending] = {}
+        self._progress: dict[int, _Pending] = {}
+        self._last_token = 0
+        self._running: dict[RequestId, tuple[asyncio.Task[None], IncomingRequest]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reader: asyncio.Task[None] | None = None
+        self._closed = asyncio.Event()
+        self.close_reason: ConnectionClosedError | None = None
+
+    # ---- lifecycle ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"{self.name} reader")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    async def aclose(self) -> None:
+        """Close the transport; pending requests fail, running handlers are cancelled."""
+        if not self._closed.is_set():
+            self._shutdown(ConnectionClosedError(f"{self.name}: closed by this side"))
+        try:
+            await self.transport.aclose()
+        finally:
+            reader = self._reader
+            if reader is not None and reader is not asyncio.current_task():
+                reader.cancel()
+                await asyncio.gather(reader, return_exceptions=True)
+            await self._drain_tasks()
+
+    async def _drain_tasks(self) -> None:
+        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+
+    def _shutdown(self, reason: ConnectionClosedError) -> None:
+        if self._closed.is_set():
+            return
+        self.close_reason = reason
+        self.session.close()
+        self._closed.set()
+        for pending in self._pending.values():
+            if not pending.future.done():
+                pending.future.set_exception(reason)
+        self._pending.clear()
+        for task, incoming in self._running.values():
+            incoming.cancel_event.set()
+            task.cancel()
+
+    # ---- sending -----------------------------------------------------------------------------------------
+    async def _send(self, text: str, related_id: RequestId | None = None) -> None:
+        self.trace.record("out", text)
+        await self.transport.send(text, related_id=related_id)
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related_id: RequestId | None = None
+    ) -> None:
+        self._check_open()
+        await self._send(self.session.send_notification(method, params), related_id)
+
+    def _check_open(self) -> None:
+        if self._closed.is_set():
+            raise self.close_reason or ConnectionClosedError(f"{self.name}: the connection is closed")
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress_callback: ProgressCallback | None = None,
+        max_timeout: float | None = None,
+        related_id: RequestId | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result.
+
+        ``timeout`` is reset by every progress notification when a ``progress_callback`` is given; ``max_timeout``
+        bounds the total wait regardless (basic/lifecycle#timeouts). A timeout or a cancelled caller sends
+        ``notifications/cancelled`` (basic/utilities/cancellation).
+        """
+        self._check_open()
+        loop = asyncio.get_running_loop()
+        pending = _Pending(loop.create_future(), progress_callback)
+        token: int | None = None
+        if progress_callback is not None:
+            # A token unique among our active requests (basic/utilities/progress).
+            self._last_token += 1
+            token = self._last_token
+            params = dict(params or {})
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
+            self._progress[token] = pending
+        request_id, text = self.session.send_request(method, params)
+        self._pending[request_id] = pending
+        try:
+            await self._send(text, related_id)
+            return await self._wait(request_id, method, pending, timeout, max_timeout)
+        except asyncio.CancelledError:
+            await self._abandon(request_id, method, "the caller cancelled the request")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+            if token is not None:
+                self._progress.pop(token, None)
+
+    async def _wait(
+        self,
+        request_id: RequestId,
+        method: str,
+        pending: _Pending,
+        timeout: float | None,
+        max_timeout: float | None,
+    ) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        hard_deadline = None if max_timeout is None else loop.time() + max_timeout
+        while True:
+            wait_for = timeout
+            if hard_deadline is not None:
+                left = hard_deadline - loop.time()
+                wait_for = left if wait_for is None else min(wait_for, left)
+            pending.touched.clear()
+            touched: asyncio.Future[Any] = loop.create_task(pending.touched.wait())
+            waiting: set[asyncio.Future[Any]] = {pending.future, touched}
+            try:
+                done, _ = await asyncio.wait(waiting, timeout=wait_for, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                touched.cancel()
+            if pending.future in done:
+                result: dict[str, Any] = pending.future.result()
+                return result
+            if touched in done and pending.on_progress is not None and (
+                hard_deadline is None or loop.time() < hard_deadline
+            ):
+                continue  # progress arrived: the timeout starts again
+            await self._abandon(request_id, method, f"timed out after {wait_for:g} s")
+            raise RequestTimeoutError(f"{method} (request {request_id}) timed out after {wait_for:g} s")
+
+    async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
+        if method == "initialize" or self._closed.is_set():
+            return  # the client MUST NOT cancel initialize; a closed connection needs no notice
+        try:
+            await self._send(self.session.cancel(request_id, reason))
+        except (ConnectionClosedError, LocalProtocolError) as exc:
+            log.debug("%s: could not send cancellation: %s", self.name, exc)
+
+    # ---- receiving ---------------------------------------------------------------------------------------
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                text = await self.transport.receive()
+                self.trace.record("in", text)
+                for event in self.session.receive(text):
+                    await self._dispatch(event)
+        except TransportClosed as exc:
+            self._shutdown(exc)
+        except asyncio.CancelledError:
+            self._shutdown(ConnectionClosedError(f"{self.name}: closed"))
+            raise
+        except Exception as exc:  # a bug in a handler path must not leave callers hanging
+            log.exception("%s: reader failed", self.name)
+            self._shutdown(ConnectionClosedError(f"{self.name}: internal error: {exc!r}"))
+
+    async def _dispatch(self, event: Event) -> None:
+        if isinstance(event, ResultReceived):
+            self._resolve(event.id, result=event.result)
+        elif isinstance(event, ErrorReceived):
+            self._resolve(event.id, error=event.error)
+        elif isinstance(event, RequestReceived):
+            self._start_handler(event)
+        elif isinstance(event, NotificationReceived):
+            self._on_notification(event)
+        elif isinstance(event, ProtocolViolation):
+            self.trace.record("note", event.reason)
+            log.debug("%s: %s", self.name, event.reason)
+            if event.reply is not None:
+                await self._send(event.reply)
+
+    def _resolve(self, request_id: RequestId, *, result: Any = None, error: Exception | None = None) -> None:
+        pending = self._pending.get(request_id)
+        if pending is None or pending.future.done():
+            return
+        if error is not None:
+            pending.future.set_exception(error)
+        else:
+            pending.future.set_result(result)
+
+    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _start_handler(self, event: RequestReceived) -> None:
+        incoming = IncomingRequest(event.id, event.method, event.params, self)
+        task = self._spawn(self._handle(incoming), f"{self.name} handle {event.method} {event.id}")
+        self._running[event.id] = (task, incoming)
+
+    async def _handle(self, incoming: IncomingRequest) -> None:
+        try:
+            result = await self._request_handler(incoming)
+            text = self.session.send_result(incoming.id, result)
+        except asyncio.CancelledError:
+            self.session.forget(incoming.id)  # cancelled by the peer or by closing: no answer is sent
+            return
+        except JSONRPCError as exc:
+            text = self.session.send_error(incoming.id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            log.exception("%s: handler for %s failed", self.name, incoming.method)
+            text = self.session.send_error(incoming.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}")
+        finally:
+            self._running.pop(incoming.id, None)
+        try:
+            await self._send(text, incoming.id)
+        except ConnectionClosedError as exc:
+            log.debug("%s: answer to %s not delivered: %s", self.name, incoming.id, exc)
+
+    def _on_notification(self, event: NotificationReceived) -> None:
+        params = event.params
+        if event.method == "notifications/cancelled":
+            self._cancel_incoming(params.get("requestId"))
+            return
+        if event.method == "notifications/progress":
+            self._on_progress(params)
+            return
+        if self._notification_handler is not None:
+            handler = self._notification_handler
+            self._spawn(handler(event.method, params), f"{self.name} {event.method}")
+
+    def _cancel_incoming(self, request_id: Any) -> None:
+        running = self._running.get(request_id) if isinstance(request_id, (str, int)) else None
+        if running is None:
+            return  # unknown or finished: ignore (cancellation#behavior-requirements)
+        task, incoming = running
+        if incoming.method == "initialize":
+            return
+        incoming.cancel_event.set()
+        task.cancel()
+
+    def _on_progress(self, params: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        pending = self._progress.get(token) if isinstance(token, int) else None
+        if pending is None or pending.on_progress is None:
+            return
+        progress, total, message = params.get("progress"), params.get("total"), params.get("message")
+        if not isinstance(progress, (int, float)):
+            return  # malformed progress: ignore rather than crash the reader
+        pending.touched.set()
+        try:
+            outcome = pending.on_progress(progress, total, message)
+            if inspect.isawaitable(outcome):
+                self._spawn(outcome, f"{self.name} progress callback")
+        except Exception:
+            log.exception("%s: progress callback failed", self.name)

@@ -1,0 +1,304 @@
+"""A JSON-Schema-driven input form built from ipywidgets (DESIGN decision 9).
+
+``SchemaForm(schema)`` shows one field per property (builders in ``form_fields``), validates the value
+with ``jsonschema`` (dialect from ``$schema``, 2020-12 by default, formats checked, ``$ref`` resolved
+locally only — MCP-NOTES §3.9) and shows each message next to the field it is about.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import logging
+import re
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import ipywidgets as widgets
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+
+from .form_fields import EMPTY, Field, Key, Kit, NullableField, UnionField, build_root
+
+__all__ = ["FieldError", "SchemaForm"]
+
+_log = logging.getLogger(__name__)
+Path = tuple[Key, ...]
+Callback = Callable[[dict[str, Any]], None]
+REQUIRED_MESSAGE = "This field is required."
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """A validation message and the path (property names, item indices) of the value it is about."""
+
+    path: Path
+    message: str
+
+
+class SchemaForm:
+    """An input form for a JSON Schema, shown through ``.widget`` (an ``ipywidgets.VBox``)."""
+
+    def __init__(
+        self,
+        schema: Mapping[str, Any],
+        *,
+        title: str | None = None,
+        submit_label: str = "Submit",
+        on_submit: Callback | None = None,
+        values: Mapping[str, Any] | None = None,
+        extra_buttons: Sequence[tuple[str, Callback]] = (),
+    ) -> None:
+        self.schema = schema
+        self.on_submit = on_submit
+        self._validator, notes = _compile(schema)
+        self._root = build_root(Kit(schema, self._matches), schema)
+        self._top = widgets.HTML()
+        #: Where callback tracebacks are shown (STYLE rule 7).
+        self.output = widgets.Output()
+        self.submit_button = widgets.Button(description=submit_label, button_style="primary")
+        self.submit_button.on_click(lambda _b: self._submit(reraise=False))
+        buttons = [self.submit_button]
+        for label, callback in extra_buttons:
+            buttons.append(widgets.Button(description=label))
+            buttons[-1].on_click(lambda _b, cb=callback: self._call(cb, self.value, reraise=False))
+        header = [widgets.HTML(_header(title or schema.get("title"), schema.get("description"), notes))]
+        self.widget = widgets.VBox(
+            [*header, self._top, self._root.widget, widgets.HBox(buttons), self.output]
+        )
+        if values:
+            self.set_value({**self.value, **values})
+
+    # -- value ---------------------------------------------------------------------------------
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """The current value as JSON; optional fields left empty are omitted."""
+        value = self._root.get()
+        return {} if value is EMPTY else value
+
+    def set_value(self, value: Mapping[str, Any]) -> None:
+        """Show ``value`` in the fields; fields it does not mention are emptied."""
+        self._root.set(dict(value))
+
+    # -- validation ------------------------------------------------------------------------------
+
+    def validate(self) -> list[FieldError]:
+        """Validate ``.value``; show each message next to its field (unplaced ones on top)."""
+        fields = list(_walk(self._root, ()))
+        for _path, field in fields:
+            field.show_errors([])
+        errors = [FieldError(path, m) for path, field in fields for m in field.local_errors()]
+        broken = {e.path for e in errors}
+        try:
+            raw = list(self._validator.iter_errors(self.value))
+        except (SchemaError, Unresolvable) as exc:
+            errors.append(FieldError((), f"The schema cannot be used to validate: {exc}"))
+            raw = []
+        for error in raw:
+            for found in self._explain(error):
+                if not any(found.path[: len(p)] == p for p in broken):
+                    errors.append(self._place(found))
+        self._show(errors)
+        return errors
+
+    def _explain(self, error: ValidationError) -> list[FieldError]:
+        path: Path = tuple(error.absolute_path)
+        if error.validator == "required" and isinstance(error.instance, Mapping):
+            wanted = error.validator_value if isinstance(error.validator_value, list) else []
+            missing = [n for n in wanted if n not in error.instance]
+            named = [n for n in missing if repr(n) in error.message] or missing
+            if named:
+                return [FieldError((*path, named[0]), REQUIRED_MESSAGE)]
+        if error.validator in ("anyOf", "oneOf") and error.context:
+            picked = self._branch_errors(error, path)
+            if picked:
+                return [found for sub in picked for found in self._explain(sub)]
+        return [FieldError(path, error.message)]
+
+    def _branch_errors(self, error: ValidationError, path: Path) -> list[ValidationError]:
+        """The errors of the branch the user picked (the union's Dropdown), else the non-null ones."""
+        chain, consumed = _locate(self._root, path)
+        chosen = [f.selected_raw() for f in chain if isinstance(f, (UnionField, NullableField))]
+        branches = error.validator_value
+        context = error.context or []
+        if consumed == len(path) and chosen:
+            picked = [e for e in context if _branch_of(e, branches) in chosen]
+            if picked:
+                return picked
+        not_null = [e for e in context if not (e.validator == "type" and e.validator_value == "null")]
+        return not_null if len(not_null) == 1 else []
+
+    def _place(self, error: FieldError) -> FieldError:
+        chain, consumed = _locate(self._root, error.path)
+        if consumed == len(error.path) and chain[-1].get() is EMPTY and error.path:
+            return FieldError(error.path, REQUIRED_MESSAGE)
+        return error
+
+    def _show(self, errors: Sequence[FieldError]) -> None:
+        by_field: dict[int, tuple[Field, list[str]]] = {}
+        top: list[str] = []
+        for error in errors:
+            chain, consumed = _locate(self._root, error.path)
+            if consumed == 0:
+                top.append(f"{_path_text(error.path)}{error.message}")
+                continue
+            rest = error.path[consumed:]
+            by_field.setdefault(id(chain[-1]), (chain[-1], []))[1].append(
+                f"{_path_text(rest)}{error.message}"
+            )
+        for field, messages in by_field.values():
+            field.show_errors(messages)
+        items = "".join(f"<li>{html.escape(m)}</li>" for m in top)
+        self._top.value = f'<ul style="color:#c00">{items}</ul>' if top else ""
+
+    @property
+    def top_error_text(self) -> str:
+        """The messages shown above the fields (errors no field claims)."""
+        return str(self._top.value)
+
+    def _matches(self, schema: Mapping[str, Any], value: Any) -> bool:
+        defs = {k: self.schema[k] for k in ("$defs", "definitions") if k in self.schema}
+        try:
+            return bool(type(self._validator)({**defs, **schema}, registry=Registry()).is_valid(value))
+        except (SchemaError, Unresolvable):
+            return False
+
+    # -- submit ----------------------------------------------------------------------------------
+
+    def submit(self) -> None:
+        """Validate; if valid, call ``on_submit(value)``. A raising callback is shown, logged, re-raised."""
+        self._submit(reraise=True)
+
+    def _submit(self, *, reraise: bool) -> None:
+        self.output.outputs = ()
+        if self.validate() or self.on_submit is None:
+            return
+        self._call(self.on_submit, self.value, reraise=reraise)
+
+    def _call(self, callback: Callback, value: dict[str, Any], *, reraise: bool) -> None:
+        # STYLE rule 7: never swallow a callback's error. A click has no caller to raise to, so the
+        # traceback goes into the form's Output and the log; a direct ``submit()`` also re-raises.
+        try:
+            callback(value)
+        except Exception:
+            self.output.append_stderr(traceback.format_exc())
+            _log.exception("form callback %r raised", callback)
+            if reraise:
+                raise
+
+    # -- display ---------------------------------------------------------------------------------
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)  # type: ignore[no-untyped-call]
+
+
+def _header(title: Any, description: Any, notes: Sequence[str]) -> str:
+    parts = [f"<h4>{html.escape(str(title))}</h4>"] if title else []
+    if description:
+        parts.append(f"<div>{html.escape(str(description))}</div>")
+    parts += [f'<div style="color:#a60">{html.escape(n)}</div>' for n in notes]
+    return "".join(parts)
+
+
+def _path_text(path: Path) -> str:
+    return f"{'/'.join(map(str, path))}: " if path else ""
+
+
+def _walk(field: Field, path: Path) -> Iterator[tuple[Path, Field]]:
+    yield path, field
+    for key, child in field.children():
+        yield from _walk(child, path if key is None else (*path, key))
+
+
+def _same_place(field: Field) -> list[Field]:
+    out = [field]
+    for key, child in field.children():
+        if key is None:
+            out += _same_place(child)
+    return out
+
+
+def _locate(root: Field, path: Path) -> tuple[list[Field], int]:
+    """The fields at the deepest place ``path`` reaches (wrappers first), and how many parts it used."""
+    chain, consumed = _same_place(root), 0
+    for part in path:
+        found = [child for f in chain for key, child in f.children() if key == part]
+        if not found:
+            break
+        chain, consumed = _same_place(found[0]), consumed + 1
+    return chain, consumed
+
+
+def _branch_of(error: ValidationError, branches: Any) -> Any:
+    index = error.relative_schema_path[0] if error.relative_schema_path else None
+    if isinstance(index, int) and isinstance(branches, list) and index < len(branches):
+        return branches[index]
+    return None
+
+
+# -- compiling the validator ----------------------------------------------------------------------
+
+_DATE_TIME = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|[+-](\d\d):(\d\d))\Z"
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
+
+
+def _is_date_time(value: object) -> bool:
+    """RFC 3339 date-time; jsonschema checks it only when an optional extra package is installed."""
+    if not isinstance(value, str):
+        return True
+    match = _DATE_TIME.match(value)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    try:
+        dt.datetime(year, month, day, hour, minute, min(second, 59))  # 60: a leap second
+    except ValueError:
+        return False
+    return all(int(g) < 60 for g in match.groups()[6:] if g is not None)
+
+
+def _is_uri(value: object) -> bool:
+    """An absolute URI (a scheme, no whitespace); the RFC 3986 checker is an optional extra."""
+    if not isinstance(value, str):
+        return True
+    return bool(_SCHEME.match(urlsplit(value).scheme)) and not any(c.isspace() for c in value)
+
+
+def _format_checker(cls: type[Validator]) -> FormatChecker:
+    checker = FormatChecker(cls.FORMAT_CHECKER.checkers)  # a copy: adding to it changes no global
+    if "date-time" not in checker.checkers:
+        checker.checks("date-time")(_is_date_time)
+    if "uri" not in checker.checkers:
+        checker.checks("uri")(_is_uri)
+    return checker
+
+
+def _compile(schema: Mapping[str, Any]) -> tuple[Validator, list[str]]:
+    """The validator for ``schema``'s dialect (2020-12 when ``$schema`` is absent) and any notes."""
+    cls: type[Validator] = validator_for(schema, default=Draft202012Validator)
+    notes: list[str] = []
+    dialect = schema.get("$schema")
+    latest = str(Draft202012Validator.META_SCHEMA["$id"])
+    if dialect is not None and cls is Draft202012Validator and str(dialect).rstrip("#") != latest:
+        notes.append(f"$schema {dialect!r} is not a supported dialect; validating as JSON Schema 2020-12.")
+    try:
+        cls.check_schema(dict(schema))
+    except SchemaError as exc:
+        notes.append(f"The schema is not valid JSON Schema: {exc.message}")
+    # An empty registry: ``$ref`` resolves inside this schema only, never over the network.
+    return cls(schema, format_checker=_format_checker(cls), registry=Registry()), notes

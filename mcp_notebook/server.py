@@ -1,0 +1,282 @@
+"""The MCP server: register tools, resources and prompts from Python, serve them over any transport.
+
+```python
+server = Server("demo")
+
+@server.tool
+def add(a: int, b: int) -> int:
+    '''Add two numbers.'''
+    return a + b
+
+await server.serve(transport)      # or server.run_stdio(), or Client(server) in memory
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, overload
+
+from ._server_session import ServerSession
+from .tools.prompts import PromptDef, make_prompt
+from .tools.registry import ToolRegistry
+from .tools.resources import ResourceDef, TemplateDef
+from .tools.tool import Tool, make_tool
+from .transports.base import Transport
+
+__all__ = ["Server"]
+
+log = logging.getLogger("mcp_notebook.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
+Listener = Callable[[str, dict[str, Any]], Any]
+
+try:
+    from importlib.metadata import version as _dist_version
+
+    _VERSION = _dist_version("mcp-notebook")
+except Exception:  # not installed (running from a checkout)
+    _VERSION = "0.1.0"
+
+
+class Server:
+    """An MCP server. Thread-safe to mutate from any thread: connected clients hear about changes."""
+
+    def __init__(
+        self,
+        name: str = "mcp-notebook",
+        version: str = _VERSION,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        page_size: int = 100,
+        run_sync: RunSync | None = None,
+        trace_size: int = 2000,
+    ) -> None:
+        info: dict[str, Any] = {"name": name, "version": version}
+        extra = {"title": title, "description": description, "websiteUrl": website_url, "icons": icons}
+        info.update({k: v for k, v in extra.items() if v is not None})
+        self.info = info
+        self.instructions = instructions
+        self.page_size = page_size
+        self.run_sync: RunSync = run_sync or asyncio.to_thread
+        self.trace_size = trace_size
+        self.tools = ToolRegistry()
+        self.tools.on_change(lambda: self._broadcast("notifications/tools/list_changed"))
+        self._resources: dict[str, ResourceDef] = {}
+        self._templates: dict[str, TemplateDef] = {}
+        self._prompts: dict[str, PromptDef] = {}
+        self._completer: Callable[..., Any] | None = None
+        self.sessions: set[ServerSession] = set()
+        self._listeners: list[Listener] = []
+
+    @property
+    def name(self) -> str:
+        return str(self.info["name"])
+
+    def capabilities(self) -> dict[str, Any]:
+        # Everything is declared up front: a notebook adds tools, resources and prompts after clients connect.
+        return {
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "prompts": {"listChanged": True},
+            "logging": {},
+            "completions": {},
+        }
+
+    # ---- tools -------------------------------------------------------------------------------------------
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | bool | None = True,
+        execution: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+    def tool(self, fn: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
+        """Register a function as a tool: ``@server.tool`` or ``@server.tool(name=..., annotations=...)``."""
+        if fn is not None:
+            self.add_tool(fn, **options)
+            return fn
+
+        def register(f: F) -> F:
+            self.add_tool(f, **options)
+            return f
+
+        return register
+
+    def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
+        """Register (or replace, by name) a tool; connected clients get ``notifications/tools/list_changed``."""
+        tool = fn if isinstance(fn, Tool) else make_tool(fn, **options)
+        self.tools.add(tool)
+        return tool
+
+    def remove_tool(self, name: str) -> bool:
+        return self.tools.remove(name)
+
+    # ---- resources ---------------------------------------------------------------------------------------
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a function as a resource (``uri`` fixed) or a resource template (``uri`` with ``{vars}``)."""
+
+        def register(f: F) -> F:
+            self.add_resource(uri, f, **options)
+            return f
+
+        return register
+
+    def add_resource(
+        self,
+        uri: str,
+        value: Any,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A resource whose contents are ``value`` (text, bytes, or a function returning them).
+
+        A URI containing ``{variables}`` makes a template: ``value`` must then be a function taking them.
+        """
+        doc = inspect.getdoc(value) if callable(value) else None
+        description = description or (doc.strip().split("\n\n")[0] if doc else None)
+        default_name = getattr(value, "__name__", None) if callable(value) else None
+        common: dict[str, Any] = {"title": title, "description": description, "mime_type": mime_type}
+        common |= {"annotations": annotations, "icons": icons, "meta": meta}
+        if "{" in uri:
+            if not callable(value):
+                raise TypeError(f"resource template {uri!r} needs a function taking its variables")
+            self._templates[uri] = TemplateDef(uri, name or default_name or uri, value, **common)
+        else:
+            self._resources[uri] = ResourceDef(uri, name or default_name or uri, value, **common)
+        self._broadcast("notifications/resources/list_changed")
+
+    def remove_resource(self, uri: str) -> bool:
+        found = self._resources.pop(uri, None) or self._templates.pop(uri, None)
+        if found is not None:
+            self._broadcast("notifications/resources/list_changed")
+        return found is not None
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell subscribed clients that ``uri`` changed (``notifications/resources/updated``)."""
+        for session in list(self.sessions):
+            if uri in session.subscriptions:
+                session.notify_soon("notifications/resources/updated", {"uri": uri})
+
+    # ---- prompts and completion --------------------------------------------------------------------------
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+    @overload
+    def prompt(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+    def prompt(self, fn: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
+        """Register a function as a prompt; its parameters are the prompt's (string) arguments."""
+        if fn is not None:
+            self.add_prompt(fn, **options)
+            return fn
+
+        def register(f: F) -> F:
+            self.add_prompt(f, **options)
+            return f
+
+        return register
+
+    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> PromptDef:
+        prompt = make_prompt(fn, **options)
+        self._prompts[prompt.name] = prompt
+        self._broadcast("notifications/prompts/list_changed")
+        return prompt
+
+    def remove_prompt(self, name: str) -> bool:
+        found = self._prompts.pop(name, None) is not None
+        if found:
+            self._broadcast("notifications/prompts/list_changed")
+        return found
+
+    def completion(self, fn: F) -> F:
+        """Register the completion handler: ``fn(ref, argument, arguments) -> list[str] | dict``.
+
+        ``ref`` is the wire reference (``{"type": "ref/prompt", "name": ...}`` or ``ref/resource``), ``argument``
+        is ``{"name", "value"}``, ``arguments`` the other arguments already filled in.
+        """
+        self._completer = fn
+        return fn
+
+    async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+        if self._completer is None:
+            return {"values": []}
+        value = self._completer(ref, argument, arguments)
+        if inspect.isawaitable(value):
+            value = await value
+        if isinstance(value, dict):
+            return value
+        values = [str(v) for v in value or []]
+        # At most 100 values per response (server/utilities/completion).
+        return {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}
+
+    # ---- events for the notebook console -----------------------------------------------------------------
+    def add_listener(self, listener: Listener) -> None:
+        """``listener(event, data)`` hears ``session_opened``, ``call_started``, ``call_finished``, ... ."""
+        self._listeners.append(listener)
+
+    def _emit(self, event: str, data: dict[str, Any]) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event, data)
+            except Exception:
+                log.exception("server listener failed on %s", event)
+
+    def _broadcast(self, method: str) -> None:
+        for session in list(self.sessions):
+            session.notify_soon(method)
+
+    # ---- serving -----------------------------------------------------------------------------------------
+    async def serve(self, transport: Transport, *, name: str | None = None) -> None:
+        """Serve one client over ``transport`` until it disconnects."""
+        session = ServerSession(self, transport, name=name or f"{self.name} server")
+        self.sessions.add(session)
+        self._emit("session_opened", {"session": session})
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+            self._emit("session_closed", {"session": session})
+
+    async def run_stdio_async(self) -> None:
+        """Serve one client on this process's stdin/stdout; ``print`` in tools goes to stderr meanwhile."""
+        from .transports.stdio import StdioServerTransport, redirect_stdout_to_stderr
+
+        with redirect_stdout_to_stderr():
+            transport = StdioServerTransport()
+            await self.serve(transport, name=f"{self.name} stdio")
+
+    def run_stdio(self) -> None:
+        asyncio.run(self.run_stdio_async())

@@ -1,0 +1,191 @@
+"""A Python function made into an MCP tool: its wire definition, and one ``call`` that runs it safely.
+
+``Tool.call`` never raises for anything the tool or its caller got wrong; those become ``isError`` results
+(spec notes §5.4: input validation errors are tool execution errors since 2025-11-25). It raises only for
+server bugs (a tool that needs a Context called without one) and lets ``asyncio.CancelledError`` through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import inspect
+import re
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._validation import SchemaCheck
+from .content import ToolError, text_block, to_call_result
+from .context import Context
+from .convert import from_json
+from .docstrings import parse_docstring
+from .schema import input_schema_for, output_schema_for, resolve_hints
+
+__all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool"]
+
+RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
+_NAME_RULE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+@dataclasses.dataclass
+class ToolOutcome:
+    """What a call produced: the wire ``CallToolResult`` and, for failures, the exception and its traceback
+    (kept for the server console and logs; never sent to the client)."""
+
+    result: dict[str, Any]
+    exception: BaseException | None = None
+    traceback: str | None = None
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {"content": [text_block(text)], "isError": True}
+
+
+class Tool:
+    """A built tool. Create with :func:`make_tool`."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        definition: dict[str, Any],
+        *,
+        context_param: str | None,
+        wrapped: bool,
+    ) -> None:
+        self.fn = fn
+        self.definition = definition
+        self.context_param = context_param
+        self.wrapped = wrapped
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self._hints = resolve_hints(fn)
+        # compiled once here, not per call: schema checking and compilation are the slow part of validation
+        self._input = SchemaCheck(definition["inputSchema"])
+        output_schema = definition.get("outputSchema")
+        self._output = SchemaCheck(output_schema) if output_schema is not None else None
+
+    @property
+    def name(self) -> str:
+        return str(self.definition["name"])
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return dict(self.definition["inputSchema"])
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        return self._output.schema if self._output is not None else None
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name!r} ({getattr(self.fn, '__qualname__', self.fn)!s})>"
+
+    async def call(
+        self,
+        arguments: dict[str, Any] | None,
+        context: Context | None = None,
+        *,
+        run_sync: RunSync | None = None,
+    ) -> ToolOutcome:
+        """Validate, convert, run, convert the result, check it against the outputSchema."""
+        if self.context_param is not None and context is None:
+            raise ValueError(f"Tool {self.name!r} takes a Context ({self.context_param!r}); pass context=")
+        kwargs_or_error = self._arguments({} if arguments is None else arguments)
+        if isinstance(kwargs_or_error, ToolOutcome):
+            return kwargs_or_error
+        if self.context_param is not None:
+            kwargs_or_error[self.context_param] = context
+        try:
+            value = await self._run(kwargs_or_error, run_sync or asyncio.to_thread)
+            result = to_call_result(value, output_schema=self.output_schema, wrapped=self.wrapped)
+        except ToolError as exc:
+            return ToolOutcome(_error(str(exc)), exc, None)
+        except Exception as exc:
+            message = f"Error executing tool {self.name}: {type(exc).__name__}: {exc}"
+            return ToolOutcome(_error(message), exc, traceback.format_exc())
+        return self._checked_output(result)
+
+    def _arguments(self, arguments: Any) -> dict[str, Any] | ToolOutcome:
+        prefix = f"Invalid arguments for tool {self.name!r}: "
+        if not isinstance(arguments, dict):
+            return ToolOutcome(_error(f"{prefix}arguments must be an object, got {type(arguments).__name__}"))
+        problems = self._input.problems(arguments)
+        if problems:
+            return ToolOutcome(_error(prefix + "; ".join(problems)))
+        try:
+            return {key: from_json(self._hints.get(key, Any), value) for key, value in arguments.items()}
+        except (TypeError, ValueError) as exc:
+            return ToolOutcome(_error(f"{prefix}{exc}"), exc, None)
+
+    async def _run(self, kwargs: dict[str, Any], run_sync: RunSync) -> Any:
+        if self.is_async:
+            return await self.fn(**kwargs)
+        value = await run_sync(functools.partial(self.fn, **kwargs))
+        # a plain callable may still hand back an awaitable (a partial of an async function, say)
+        return await value if inspect.isawaitable(value) else value
+
+    def _checked_output(self, result: dict[str, Any]) -> ToolOutcome:
+        """Spec notes §5.4: with an outputSchema, servers MUST return conforming structuredContent."""
+        if self._output is None or result.get("isError"):
+            return ToolOutcome(result)
+        if "structuredContent" not in result:
+            problems = ["the tool returned no structured content"]
+        else:
+            problems = self._output.problems(result["structuredContent"])
+        if not problems:
+            return ToolOutcome(result)
+        message = f"Output of tool {self.name!r} does not match its outputSchema: " + "; ".join(problems)
+        return ToolOutcome(_error(message), ValueError(message), None)
+
+
+def _check_name(name: str) -> str:
+    if not _NAME_RULE.fullmatch(name):
+        raise ValueError(
+            f"Invalid tool name {name!r}: a tool name must be 1-128 characters of A-Z, a-z, 0-9, "
+            "'_', '-' and '.' (no spaces or other characters)"
+        )
+    return name
+
+
+def _output_schema(fn: Callable[..., Any], requested: dict[str, Any] | bool | None) -> tuple[Any, bool]:
+    if requested is True:
+        return output_schema_for(fn)
+    if requested is None or requested is False:
+        return None, False
+    # an explicit schema: wrap results only if it says so itself, i.e. it has exactly a required "result"
+    return requested, requested.get("required") == ["result"] and set(requested.get("properties", {})) == {
+        "result"
+    }
+
+
+def make_tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    annotations: dict[str, Any] | None = None,
+    icons: list[dict[str, Any]] | None = None,
+    meta: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | bool | None = True,
+    execution: dict[str, Any] | None = None,
+) -> Tool:
+    """Build a :class:`Tool` from ``fn``: schemas from its type hints, description from its docstring."""
+    tool_name = _check_name(name if name is not None else fn.__name__)
+    input_schema, context_param = input_schema_for(fn)
+    out_schema, wrapped = _output_schema(fn, output_schema)
+    if description is None:
+        description = parse_docstring(inspect.getdoc(fn))[0] or None
+    fields = {
+        "name": tool_name,
+        "title": title,
+        "description": description,
+        "inputSchema": input_schema,
+        "outputSchema": out_schema,
+        "annotations": annotations,
+        "icons": icons,
+        "execution": execution,
+        "_meta": meta,
+    }
+    definition = {key: value for key, value in fields.items() if value is not None}
+    return Tool(fn, definition, context_param=context_param, wrapped=wrapped)

@@ -8,6 +8,7 @@ Each handler takes the session and the incoming request and returns the result d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -84,10 +85,9 @@ class ServerSession:
         loop = self.loop
         if loop is None or self.connection.closed or self.session.state is not State.READY:
             return
-        try:
+        # RuntimeError: the loop already closed, so the connection is gone.
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(lambda: loop.create_task(self._notify_quietly(method, params)))
-        except RuntimeError:
-            pass  # the loop already closed: the connection is gone
 
     async def _notify_quietly(self, method: str, params: dict[str, Any] | None) -> None:
         try:
@@ -127,13 +127,17 @@ class _ContextBackend:
         if token is None:
             return  # the caller did not ask for progress
         if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(f"progress must increase with each report ({progress} after {self._last_progress})")
+            raise ValueError(
+                f"progress must increase with each report ({progress} after {self._last_progress})"
+            )
         self._last_progress = progress
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and self._owner.session.version and self._owner.session.version.supports(
-            "progress_message"
+        if (
+            message is not None
+            and self._owner.session.version
+            and self._owner.session.version.supports("progress_message")
         ):
             params["message"] = message
         await self._request.notify("notifications/progress", params)
@@ -177,7 +181,9 @@ def _str_param(params: dict[str, Any], key: str) -> str:
     return value
 
 
-def _page(items: list[dict[str, Any]], key: str, params: dict[str, Any], server: Server) -> tuple[list[Any], str | None]:
+def _page(
+    items: list[dict[str, Any]], key: str, params: dict[str, Any], server: Server
+) -> tuple[list[Any], str | None]:
     cursor = params.get("cursor")
     if cursor is not None and not isinstance(cursor, str):
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'cursor' must be a string")
@@ -187,7 +193,9 @@ def _page(items: list[dict[str, Any]], key: str, params: dict[str, Any], server:
         raise JSONRPCError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from exc
 
 
-def _listing(field: str, items: list[dict[str, Any]], key: str, s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+def _listing(
+    field: str, items: list[dict[str, Any]], key: str, s: ServerSession, r: IncomingRequest
+) -> dict[str, Any]:
     page, next_cursor = _page(items, key, r.params, s.server)
     result: dict[str, Any] = {field: page}
     if next_cursor is not None:
@@ -292,7 +300,9 @@ async def _complete(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
 async def _set_level(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     level = r.params.get("level")
     if level not in LOG_LEVELS:
-        raise JSONRPCError(INVALID_PARAMS, f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+        raise JSONRPCError(
+            INVALID_PARAMS, f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}"
+        )
     s.log_level = level
     return {}
 

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,7 +66,7 @@ async def _maybe_await(value: Any) -> Any:
 
 
 class Client:
-    """An MCP client session. Use ``async with Client(target) as c`` (or ``await c.connect()`` / ``aclose()``)."""
+    """An MCP client session: ``async with Client(target) as c`` (or ``await c.connect()``, ``aclose()``)."""
 
     def __init__(
         self,
@@ -136,7 +136,9 @@ class Client:
             client_side, server_side = memory_pair()
             self._server_task = asyncio.get_running_loop().create_task(target.serve(server_side))
             return client_side
-        raise TypeError(f"Client() needs a Server, a command list, a URL or a Transport, not {type(target).__name__}")
+        raise TypeError(
+            f"Client() needs a Server, a command list, a URL or a Transport, not {type(target).__name__}"
+        )
 
     def _on_stderr(self, line: str) -> None:
         self.trace.record("note", f"[stderr] {line}")
@@ -157,7 +159,11 @@ class Client:
         try:
             await self._connection.request(
                 "initialize",
-                {"protocolVersion": self.protocol_version, "capabilities": self.capabilities(), "clientInfo": self._info},
+                {
+                    "protocolVersion": self.protocol_version,
+                    "capabilities": self.capabilities(),
+                    "clientInfo": self._info,
+                },
                 timeout=self.timeout,
             )
             await self._connection.notify("notifications/initialized")
@@ -184,7 +190,9 @@ class Client:
     @property
     def connection(self) -> Connection:
         if self._connection is None:
-            raise RuntimeError("the client is not connected: use 'async with Client(...)' or 'await client.connect()'")
+            raise RuntimeError(
+                "the client is not connected: use 'async with Client(...)' or 'await client.connect()'"
+            )
         return self._connection
 
     @property
@@ -207,7 +215,9 @@ class Client:
     def instructions(self) -> str | None:
         return self.session.instructions
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, **options: Any
+    ) -> dict[str, Any]:
         """Send any request; the typed methods below are thin wrappers over this."""
         options.setdefault("timeout", self.timeout)
         return await self.connection.request(method, params, **options)
@@ -280,7 +290,8 @@ class Client:
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"
             raise RemoteProtocolError(
-                f"tool {name!r} returned structuredContent that does not match its outputSchema at {where}: {error.message}"
+                f"tool {name!r} returned structuredContent that does not match its outputSchema"
+                f" at {where}: {error.message}"
             )
 
     # ---- resources, prompts, completion, logging, ping ---------------------------------------------------

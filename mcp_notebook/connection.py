@@ -1,4 +1,4 @@
-"""The async engine: runs a sans-IO :class:`~.protocol.session.Session` over a :class:`~.transports.Transport`.
+"""The async engine: runs a sans-IO :class:`~.protocol.session.Session` over a transport.
 
 Shared by both roles. One reader task turns incoming text into session events; each incoming request runs
 as its own task (so a slow handler never blocks pings, progress or other calls); each outgoing request waits
@@ -183,9 +183,9 @@ class Connection:
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
 
-        ``timeout`` is reset by every progress notification when a ``progress_callback`` is given; ``max_timeout``
-        bounds the total wait regardless (basic/lifecycle#timeouts). A timeout or a cancelled caller sends
-        ``notifications/cancelled`` (basic/utilities/cancellation).
+        ``timeout`` is reset by every progress notification when a ``progress_callback`` is given;
+        ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). A timeout or a
+        cancelled caller sends ``notifications/cancelled`` (basic/utilities/cancellation).
         """
         self._check_open()
         loop = asyncio.get_running_loop()
@@ -236,8 +236,10 @@ class Connection:
             if pending.future in done:
                 result: dict[str, Any] = pending.future.result()
                 return result
-            if touched in done and pending.on_progress is not None and (
-                hard_deadline is None or loop.time() < hard_deadline
+            if (
+                touched in done
+                and pending.on_progress is not None
+                and (hard_deadline is None or loop.time() < hard_deadline)
             ):
                 continue  # progress arrived: the timeout starts again
             await self._abandon(request_id, method, f"timed out after {wait_for:g} s")
@@ -315,7 +317,9 @@ class Connection:
             text = self.session.send_error(incoming.id, exc.code, exc.message, exc.data)
         except Exception as exc:
             log.exception("%s: handler for %s failed", self.name, incoming.method)
-            text = self.session.send_error(incoming.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}")
+            text = self.session.send_error(
+                incoming.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
+            )
         finally:
             self._running.pop(incoming.id, None)
         try:

@@ -122,7 +122,7 @@ class Server:
         return register
 
     def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
-        """Register (or replace, by name) a tool; connected clients get ``notifications/tools/list_changed``."""
+        """Register (or replace, by name) a tool; clients hear ``notifications/tools/list_changed``."""
         tool = fn if isinstance(fn, Tool) else make_tool(fn, **options)
         self.tools.add(tool)
         return tool
@@ -132,7 +132,7 @@ class Server:
 
     # ---- resources ---------------------------------------------------------------------------------------
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
-        """Register a function as a resource (``uri`` fixed) or a resource template (``uri`` with ``{vars}``)."""
+        """Register a function as a resource (fixed ``uri``) or a template (``uri`` with ``{vars}``)."""
 
         def register(f: F) -> F:
             self.add_resource(uri, f, **options)
@@ -224,13 +224,15 @@ class Server:
     def completion(self, fn: F) -> F:
         """Register the completion handler: ``fn(ref, argument, arguments) -> list[str] | dict``.
 
-        ``ref`` is the wire reference (``{"type": "ref/prompt", "name": ...}`` or ``ref/resource``), ``argument``
-        is ``{"name", "value"}``, ``arguments`` the other arguments already filled in.
+        ``ref`` is the wire reference (``{"type": "ref/prompt", "name": ...}`` or ``ref/resource``),
+        ``argument`` is ``{"name", "value"}``, ``arguments`` the other arguments already filled in.
         """
         self._completer = fn
         return fn
 
-    async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], arguments: dict[str, Any]
+    ) -> dict[str, Any]:
         if self._completer is None:
             return {"values": []}
         value = self._completer(ref, argument, arguments)

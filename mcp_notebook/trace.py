@@ -16,7 +16,9 @@ Direction = Literal["out", "in", "note"]
 
 @dataclass(frozen=True, slots=True)
 class TraceEntry:
-    direction: Direction  # "out": we sent it; "in": we received it; "note": transport remark (stderr, bad line)
+    direction: (
+        Direction  # "out": we sent it; "in": we received it; "note": transport remark (stderr, bad line)
+    )
     time: float  # time.time() when it passed
     raw: str  # exactly the text on the wire (or the remark)
 
@@ -51,7 +53,7 @@ class Trace:
         return len(self._entries)
 
     def entries(self, since: float | None = None) -> list[dict[str, Any]]:
-        """Entries as ``{"direction", "time", "message"}`` dicts, optionally only those at or after ``since``."""
+        """Entries as ``{"direction", "time", "message"}`` dicts; with ``since``, only the later ones."""
         return [e.as_dict() for e in self._entries if since is None or e.time >= since]
 
     def clear(self) -> None:

@@ -514,9 +514,7 @@ def build_multi_enum(kit: Kit, spec: Spec) -> Field:
     else:
         branches = [b for b in items.get("anyOf") or items["oneOf"] if is_const_choice(b)]
         values, labels = [b["const"] for b in branches], [str(b.get("title", b["const"])) for b in branches]
-    control = widgets.SelectMultiple(
-        options=list(zip(labels, range(len(values)), strict=True)), rows=min(len(values), 6)
-    )
+    control = widgets.SelectMultiple(options=list(zip(labels, range(len(values)), strict=True)), rows=min(len(values), 6))
 
     def read(c: Any) -> Any:
         chosen = [values[i] for i in c.value]

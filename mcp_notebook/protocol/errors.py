@@ -1,7 +1,7 @@
 """Errors, in two directions (STYLE rule 3).
 
     MCPError                      base of everything this package raises on purpose
-    ├── LocalProtocolError        *we* tried something the protocol forbids (wrong state, undeclared capability)
+    ├── LocalProtocolError        *we* tried something the protocol forbids (wrong state, capability)
     ├── RemoteProtocolError       the *peer* sent something the protocol forbids (malformed, unexpected id)
     ├── JSONRPCError              the peer answered a request with a JSON-RPC error (code, message, data)
     ├── ConnectionClosedError     the transport ended (EOF, process exit, HTTP failure); carries the detail

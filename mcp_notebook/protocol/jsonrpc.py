@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from .errors import INVALID_REQUEST, PARSE_ERROR
 
@@ -27,7 +27,7 @@ __all__ = [
     "valid_id",
 ]
 
-RequestId = Union[str, int]
+RequestId = str | int
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +65,12 @@ class Invalid:
     reply: ErrorResponse | None
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 
 
 def valid_id(value: Any) -> bool:
     """MCP request ids are strings or integers; never null, never booleans (bool is an int in Python)."""
-    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def _reject_constant(name: str) -> Any:
@@ -141,7 +141,11 @@ def _classify_response(obj: dict[str, Any], msg_id: RequestId | None) -> Message
             return Invalid('"result" must be an object', None)
         return Response(msg_id, result)
     error = obj["error"]
-    if not isinstance(error, dict) or not _is_int(error.get("code")) or not isinstance(error.get("message"), str):
+    if (
+        not isinstance(error, dict)
+        or not _is_int(error.get("code"))
+        or not isinstance(error.get("message"), str)
+    ):
         return Invalid('"error" must be an object with an integer "code" and a string "message"', None)
     return ErrorResponse(msg_id, int(error["code"]), error["message"], error.get("data"))
 
@@ -149,7 +153,9 @@ def _classify_response(obj: dict[str, Any], msg_id: RequestId | None) -> Message
 def _is_int(value: Any) -> bool:
     if isinstance(value, bool):
         return False
-    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+    return isinstance(value, int) or (
+        isinstance(value, float) and math.isfinite(value) and value.is_integer()
+    )
 
 
 def to_wire(message: Message) -> dict[str, Any]:

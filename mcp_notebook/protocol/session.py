@@ -249,8 +249,10 @@ class Session:
         if has_capability(self.peer_capabilities, needed):
             return True
         # 2024-11-05 had no "completions" capability: completion/complete was always allowed.
-        return method == "completion/complete" and self.version is not None and not self.version.supports(
-            "completions_capability"
+        return (
+            method == "completion/complete"
+            and self.version is not None
+            and not self.version.supports("completions_capability")
         )
 
     def initialize_request(self, version: str = LATEST_LEGACY) -> tuple[RequestId, str]:
@@ -266,7 +268,7 @@ class Session:
         return jsonrpc.serialize(Notification(method, params))
 
     def cancel(self, request_id: RequestId, reason: str | None = None) -> str:
-        """Give up on one of our requests: returns the notifications/cancelled to send; late answers are dropped."""
+        """Give up on a request of ours: returns notifications/cancelled to send; late answers are dropped."""
         method = self._outgoing.pop(request_id, None)
         if method == "initialize":
             raise LocalProtocolError("the initialize request cannot be cancelled (lifecycle)")
@@ -291,7 +293,9 @@ class Session:
         try:
             return self._incoming.pop(request_id)
         except KeyError:
-            raise LocalProtocolError(f"no request {request_id!r} from the peer is awaiting an answer") from None
+            raise LocalProtocolError(
+                f"no request {request_id!r} from the peer is awaiting an answer"
+            ) from None
 
     def forget(self, request_id: RequestId) -> None:
         """The peer cancelled its request: we must not answer it (cancellation#behavior-requirements)."""
@@ -386,7 +390,8 @@ class Session:
             self._fire(Trigger.RECV_INITIALIZE_ERROR)
             supported = ", ".join(self.supported_versions)
             error = RemoteProtocolError(
-                f"the server chose protocol version {chosen!r}, which this client does not support ({supported})"
+                f"the server chose protocol version {chosen!r},"
+                f" which this client does not support ({supported})"
             )
             return ErrorReceived(answer.id, "initialize", error)
         self._fire(Trigger.RECV_INITIALIZE_RESULT)

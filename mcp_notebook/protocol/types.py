@@ -998,6 +998,8 @@ SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingl
 MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
 EnumSchema: TypeAlias = SingleSelectEnumSchema | MultiSelectEnumSchema | LegacyTitledEnumSchema
 # Several variants share type "string": tell them apart by key ("enum", "oneOf", "enumNames"), not by type.
+# mypy drops LegacyTitledEnumSchema from these unions inside containers (it is a structural subtype of
+# UntitledSingleSelectEnumSchema): annotate a legacy literal as LegacyTitledEnumSchema before nesting it.
 PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | EnumSchema
 
 _ElicitRequestedSchemaExtras = TypedDict(

@@ -26,7 +26,9 @@ Era = Literal["legacy", "modern"]
 
 LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
-SUPPORTED_VERSIONS: tuple[str, ...] = LEGACY_VERSIONS  # what we negotiate today; modern joins when implemented
+SUPPORTED_VERSIONS: tuple[str, ...] = (
+    LEGACY_VERSIONS  # what we negotiate today; modern joins when implemented
+)
 LATEST_LEGACY = "2025-11-25"
 
 # feature -> (first version that has it, last version that has it or None). Versions compare as ISO dates.

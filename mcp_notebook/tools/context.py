@@ -44,7 +44,7 @@ class ContextBackend(Protocol):
 
 
 class Context:
-    """Per-call access to the protocol from inside a tool (progress, logging, elicitation, sampling, roots)."""
+    """Per-call access to the protocol from a tool: progress, logging, elicitation, sampling, roots."""
 
     def __init__(self, backend: ContextBackend) -> None:
         self._backend = backend

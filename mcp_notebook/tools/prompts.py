@@ -14,7 +14,7 @@ from typing import Any
 from .content import _block as content_block
 from .docstrings import parse_docstring
 
-__all__ = ["PromptDef", "PromptArgumentError", "make_prompt", "messages_from"]
+__all__ = ["PromptArgumentError", "PromptDef", "make_prompt", "messages_from"]
 
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
 

@@ -28,7 +28,10 @@ def _wire_fields(**fields: Any) -> dict[str, Any]:
 
 
 def contents_from(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
-    """A reader's return value -> ``resources/read`` contents: str -> text, bytes -> blob, JSON-able -> JSON text."""
+    """A reader's return value -> ``resources/read`` contents.
+
+    str -> text, bytes -> blob, anything JSON-able -> JSON text.
+    """
     if isinstance(value, list) and value and all(isinstance(v, (dict, EmbeddedResource)) for v in value):
         return [item for v in value for item in contents_from(v, uri, mime_type)]
     if isinstance(value, EmbeddedResource):
@@ -71,7 +74,8 @@ class ResourceDef:
             size = len(self.value.encode() if isinstance(self.value, str) else self.value)
         return _wire_fields(
             uri=self.uri, name=self.name, title=self.title, description=self.description,
-            mimeType=self.mime_type, size=size, annotations=self.annotations, icons=self.icons, _meta=self.meta,
+            mimeType=self.mime_type, size=size, annotations=self.annotations, icons=self.icons,
+            _meta=self.meta,
         )  # fmt: skip
 
     async def read(self, run_sync: RunSync | None = None) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ A transport carries serialized JSON-RPC messages (``str``, one message each) bet
   (with the reason: exit code and stderr tail for a process, HTTP status for a URL...).
 * ``await aclose()`` ends it; idempotent; bounded in time.
 
-Foreign exceptions (OSError, aiohttp errors, ...) are translated here, at the boundary, with ``raise ... from``.
+Foreign exceptions (OSError, aiohttp errors, ...) are translated at this boundary, ``raise ... from``.
 """
 
 from __future__ import annotations

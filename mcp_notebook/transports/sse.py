@@ -24,7 +24,9 @@ class SSEEvent:
     retry: int | None = None  # set when this event block carried a ``retry:`` field
 
 
-def encode_event(data: str, *, event_id: str | None = None, event: str | None = None, retry: int | None = None) -> bytes:
+def encode_event(
+    data: str, *, event_id: str | None = None, event: str | None = None, retry: int | None = None
+) -> bytes:
     """One event. ``data`` may contain newlines (each line becomes a ``data:`` line)."""
     parts: list[str] = []
     if event is not None:

@@ -1,0 +1,652 @@
+"""HTTP client transports: Streamable HTTP (2025-03-26 .. 2025-11-25) and legacy HTTP+SSE (2024-11-05).
+
+Every client message is one POST. A request's answer comes back as one JSON body or as an SSE stream that may
+carry progress, logs and server->client requests first; server-initiated messages arrive on an optional GET
+stream. Whatever goes wrong on the HTTP side ends as a message the engine understands: an HTTP error for a
+request becomes a JSON-RPC error response for that request id (so no call hangs), and the loss of the session
+ends the transport with :class:`SessionExpired`.
+Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http and
+#backwards-compatibility.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from yarl import URL
+
+from mcp_notebook.protocol.jsonrpc import (
+    ErrorResponse,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    parse,
+    serialize,
+)
+from mcp_notebook.protocol.versions import LATEST_LEGACY
+
+from .base import TransportClosed
+from .sse import SSEDecoder, SSEEvent
+
+__all__ = [
+    "HTTPClientTransport",
+    "LegacySSEClientTransport",
+    "SessionExpired",
+    "StreamableHTTPClientTransport",
+    "connect_http",
+]
+
+log = logging.getLogger("mcp_notebook.http")
+
+FALLBACK_STATUSES = frozenset({400, 404, 405})  # transports#backwards-compatibility (2025-11-25)
+_DEFAULT_RETRY = 1.0  # seconds, when the server gave no ``retry:``
+_MAX_RECONNECTS = 5  # consecutive reconnect attempts that bring nothing
+
+
+@dataclass
+class _StreamState:
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+
+
+FallbackHook = Callable[[str, int, str], Awaitable[None]]
+TRANSPORT_ERROR = -32000  # JSON-RPC "server error" range: the HTTP exchange failed, not the method
+
+
+class SessionExpired(TransportClosed):
+    """The server no longer knows our session (HTTP 404): start a new one with a fresh ``initialize``."""
+
+
+class ClientInbox:
+    """Incoming messages in arrival order; a failure, once queued, is raised to every later reader."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._queue: asyncio.Queue[str | TransportClosed] = asyncio.Queue()
+        self._failure: TransportClosed | None = None
+
+    def put(self, message: str) -> None:
+        if self._failure is None:
+            self._queue.put_nowait(message)
+
+    def fail(self, exc: TransportClosed) -> None:
+        if self._failure is None:
+            self._failure = exc
+            self._queue.put_nowait(exc)
+
+    def raise_if_failed(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    async def get(self) -> str:
+        item = await self._queue.get()
+        if isinstance(item, TransportClosed):
+            self._queue.put_nowait(item)  # later receive() calls fail the same way
+            raise item
+        return item
+
+
+def snippet(body: str, limit: int = 300) -> str:
+    body = " ".join(body.split())
+    return body if len(body) <= limit else body[:limit] + "..."
+
+
+def http_failure(resp: aiohttp.ClientResponse, body: str) -> str:
+    text = f"HTTP {resp.status} {resp.reason or ''}".rstrip() + f" from {resp.method} {resp.url}"
+    return f"{text}: {snippet(body)}" if body.strip() else text
+
+
+def error_response(
+    request_id: RequestId | None, reason: str, *, status: int | None = None, body: str = ""
+) -> str:
+    """A JSON-RPC error answering ``request_id``, so the waiting call fails with the HTTP reason."""
+    data: dict[str, Any] = {}
+    if status is not None:
+        data["httpStatus"] = status
+    if body:
+        data["body"] = snippet(body, 2000)
+    return serialize(ErrorResponse(request_id, TRANSPORT_ERROR, reason, data or None))
+
+
+def owned_session(session: aiohttp.ClientSession | None) -> tuple[aiohttp.ClientSession, bool]:
+    return (session, False) if session is not None else (aiohttp.ClientSession(), True)
+
+
+async def iter_sse(resp: aiohttp.ClientResponse, last_event_id: str | None) -> AsyncIterator[SSEEvent]:
+    decoder = SSEDecoder(last_event_id=last_event_id)
+    async for chunk in resp.content.iter_any():
+        for event in decoder.feed(chunk):
+            yield event
+    for event in decoder.close():
+        yield event
+
+
+class StreamableHTTPClientTransport:
+    """Client side of Streamable HTTP. Create with :meth:`start`."""
+
+    def __init__(
+        self,
+        url: str,
+        http: aiohttp.ClientSession,
+        *,
+        owns_http: bool,
+        headers: Mapping[str, str] | None,
+        timeout: float,
+        inbox: ClientInbox | None = None,
+    ) -> None:
+        self.url = url
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._http = http
+        self._owns_http = owns_http
+        self._headers = dict(headers or {})
+        self._timeout = timeout
+        self._inbox = inbox if inbox is not None else ClientInbox(f"MCP server at {url}")
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._requests: dict[RequestId, asyncio.Task[None]] = {}
+        self._get_task: asyncio.Task[None] | None = None
+        self._closed = False
+        self._on_fallback: FallbackHook | None = None  # set by connect_http while probing
+
+    @classmethod
+    async def start(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        session: aiohttp.ClientSession | None = None,
+    ) -> StreamableHTTPClientTransport:
+        """``headers`` go on every HTTP request (e.g. ``Authorization``); ``timeout`` bounds connecting and
+        every exchange that should be quick (202s, DELETE); a request's own wait is the caller's timeout."""
+        http, owned = owned_session(session)
+        return cls(url, http, owns_http=owned, headers=headers, timeout=timeout)
+
+    # ---- Transport interface -----------------------------------------------------------------------------
+    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
+        if self._closed:
+            raise TransportClosed(f"{self._inbox.name}: the transport is closed")
+        self._inbox.raise_if_failed()
+        parsed = parse(message)[0]
+        if isinstance(parsed, Request):
+            task = asyncio.get_running_loop().create_task(
+                self._post_request(message, parsed), name=f"POST {parsed.method} {parsed.id}"
+            )
+            self._track(task)
+            self._requests[parsed.id] = task
+            task.add_done_callback(functools.partial(self._forget_request, parsed.id))
+            return
+        await self._post_other(message, parsed)
+
+    async def receive(self) -> str:
+        if self._closed:
+            raise TransportClosed(f"{self._inbox.name}: the transport is closed")
+        return await self._inbox.get()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=self._timeout)
+        try:
+            if self.session_id is not None and not self._http.closed:
+                # The client SHOULD end the session it no longer needs; 405 means the server keeps it.
+                delete_timeout = aiohttp.ClientTimeout(total=min(self._timeout, 5.0))
+                async with self._http.delete(self.url, headers=self._base_headers(), timeout=delete_timeout):
+                    pass
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            log.debug("DELETE %s failed: %s", self.url, exc)
+        finally:
+            if self._owns_http:
+                await self._http.close()
+            self._inbox.fail(TransportClosed(f"{self._inbox.name}: closed by this side"))
+
+    def _forget_request(self, request_id: RequestId, _task: object) -> None:
+        self._requests.pop(request_id, None)
+
+    # ---- HTTP details ------------------------------------------------------------------------------------
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _base_headers(self) -> dict[str, str]:
+        headers = dict(self._headers)
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _post_headers(self) -> dict[str, str]:
+        headers = self._base_headers()
+        headers["Content-Type"] = "application/json"
+        headers["Accept"] = "application/json, text/event-stream"
+        return headers
+
+    async def _post_other(self, message: str, parsed: object) -> None:
+        """A notification or a response: the server answers 202 (or an error we can only report)."""
+        sent_session = self.session_id is not None
+        try:
+            async with self._http.post(
+                self.url,
+                data=message.encode(),
+                headers=self._post_headers(),
+                timeout=aiohttp.ClientTimeout(total=self._timeout),
+            ) as resp:
+                if resp.status == 404 and sent_session:
+                    self._expire(f"HTTP 404 for POST {self.url}")
+                    raise SessionExpired(f"{self._inbox.name}: the server ended the session (HTTP 404)")
+                if resp.status >= 400:
+                    body = await resp.text(errors="replace")
+                    # Notifications get no answer, so there is nobody to hand a JSON-RPC error to.
+                    log.warning(
+                        "%s: POST of a notification got %s", self._inbox.name, http_failure(resp, body)
+                    )
+                    return
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            raise TransportClosed(f"{self._inbox.name}: POST failed: {exc}") from exc
+        if isinstance(parsed, Notification):
+            if parsed.method == "notifications/initialized":
+                self._start_get_stream()
+            elif parsed.method == "notifications/cancelled" and parsed.params:
+                # The engine gave up on that request: stop reading its stream (a late answer is dropped).
+                task = self._requests.get(parsed.params.get("requestId"))  # type: ignore[arg-type]
+                if task is not None:
+                    task.cancel()
+
+    async def _post_request(self, message: str, request: Request) -> None:
+        is_initialize = request.method == "initialize"
+        sent_session = self.session_id is not None
+        try:
+            async with self._http.post(
+                self.url,
+                data=message.encode(),
+                headers=self._post_headers(),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, connect=self._timeout),
+            ) as resp:
+                if is_initialize and resp.status < 400:
+                    self._take_session_id(resp)
+                await self._on_request_response(resp, message, request, sent_session)
+        except asyncio.CancelledError:
+            raise
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as exc:
+            self._inbox.put(error_response(request.id, f"POST {self.url} failed: {exc!r}"))
+
+    def _take_session_id(self, resp: aiohttp.ClientResponse) -> None:
+        session_id = resp.headers.get("Mcp-Session-Id")
+        if session_id is None:
+            return
+        if not session_id or not all(0x21 <= ord(c) <= 0x7E for c in session_id):
+            raise ValueError(f"the server sent an invalid Mcp-Session-Id {session_id!r}")
+        self.session_id = session_id
+
+    async def _on_request_response(
+        self, resp: aiohttp.ClientResponse, message: str, request: Request, sent_session: bool
+    ) -> None:
+        if resp.status == 404 and sent_session:
+            self._inbox.put(error_response(request.id, "the server ended the session (HTTP 404)", status=404))
+            self._expire(f"HTTP 404 for POST {self.url}")
+            return
+        if resp.status >= 400:
+            body = await resp.text(errors="replace")
+            if self._on_fallback is not None and resp.status in FALLBACK_STATUSES:
+                await self._on_fallback(message, resp.status, snippet(body))
+                return
+            self._inbox.put(
+                error_response(request.id, http_failure(resp, body), status=resp.status, body=body)
+            )
+            return
+        self._on_fallback = None  # the server speaks Streamable HTTP
+        content_type = resp.content_type
+        if content_type == "text/event-stream":
+            await self._follow_request_stream(resp, request)
+        elif content_type == "application/json":
+            await self._read_json(resp, request)
+        else:
+            body = await resp.text(errors="replace")
+            reason = f"unexpected answer HTTP {resp.status} {content_type or 'without content type'}"
+            self._inbox.put(error_response(request.id, f"{reason}: {snippet(body)}", status=resp.status))
+
+    async def _read_json(self, resp: aiohttp.ClientResponse, request: Request) -> None:
+        text = await resp.text(encoding="utf-8", errors="replace")
+        try:
+            body = json.loads(text)
+        except ValueError:
+            self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
+            return
+        items = body if isinstance(body, list) else [body]  # 2025-03-26 servers may answer with a batch
+        for item in items:
+            self._deliver(json.dumps(item, separators=(",", ":")), request)
+
+    def _deliver(self, text: str, request: Request | None) -> bool:
+        """Queue one incoming message; True when it answers ``request``."""
+        parsed = parse(text)[0]
+        answered = (
+            request is not None
+            and isinstance(parsed, (Response, ErrorResponse))
+            and getattr(parsed, "id", None) == request.id
+        )
+        if (
+            answered
+            and request is not None
+            and request.method == "initialize"
+            and isinstance(parsed, Response)
+        ):
+            version = parsed.result.get("protocolVersion")
+            self.protocol_version = version if isinstance(version, str) else LATEST_LEGACY
+        self._inbox.put(text)
+        return answered
+
+    async def _follow_request_stream(self, resp: aiohttp.ClientResponse, request: Request) -> None:
+        """Read a request's SSE stream; if it ends before the answer, resume it (SSE polling, 2025-11-25)."""
+        state = _StreamState()
+        answered, _ = await self._read_stream(resp, state, request)
+        failures = 0
+        while not answered and not self._closed:
+            if state.last_event_id is None:
+                reason = "the server closed the SSE stream before answering (no event id to resume from)"
+                self._inbox.put(error_response(request.id, reason))
+                return
+            await asyncio.sleep(self._reconnect_delay(state, failures))
+            try:
+                async with self._http.get(
+                    self.url, headers=self._get_headers(state), timeout=self._stream_timeout()
+                ) as again:
+                    if again.status >= 400 or again.content_type != "text/event-stream":
+                        body = await again.text(errors="replace")
+                        reason = f"resuming the SSE stream failed: {http_failure(again, body)}"
+                        self._inbox.put(error_response(request.id, reason, status=again.status))
+                        return
+                    answered, events = await self._read_stream(again, state, request)
+                    failures = 0 if events else failures + 1
+            except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+                failures += 1
+                log.debug("%s: resuming request %r failed: %s", self._inbox.name, request.id, exc)
+            if failures >= _MAX_RECONNECTS:
+                self._inbox.put(error_response(request.id, "the SSE stream could not be resumed"))
+                return
+
+    def _get_headers(self, state: _StreamState) -> dict[str, str]:
+        headers = self._base_headers()
+        headers["Accept"] = "text/event-stream"
+        if state.last_event_id is not None:
+            headers["Last-Event-ID"] = state.last_event_id
+        return headers
+
+    def _stream_timeout(self) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(total=None, connect=self._timeout, sock_connect=self._timeout)
+
+    @staticmethod
+    def _reconnect_delay(state: _StreamState, failures: int) -> float:
+        # The server's ``retry`` is honoured exactly (the client MUST wait it); our own default backs off.
+        if state.retry_ms is not None:
+            return state.retry_ms / 1000
+        return float(min(_DEFAULT_RETRY * 2**failures, 30.0))
+
+    async def _read_stream(
+        self, resp: aiohttp.ClientResponse, state: _StreamState, request: Request | None
+    ) -> tuple[bool, int]:
+        """(answered, number of events) for one SSE connection; stops at the answer."""
+        count = 0
+        try:
+            async for event in iter_sse(resp, state.last_event_id):
+                count += 1
+                state.last_event_id = event.id
+                if event.retry is not None:
+                    state.retry_ms = event.retry
+                if event.event != "message" or not event.data.strip():
+                    continue  # priming events and unknown event types carry no message
+                if self._deliver(event.data, request):
+                    return True, count
+        except (
+            aiohttp.ClientPayloadError,
+            aiohttp.ClientConnectionError,
+            OSError,
+            asyncio.TimeoutError,
+        ) as exc:
+            log.debug("%s: SSE stream broke: %s", self._inbox.name, exc)
+        return False, count
+
+    def _start_get_stream(self) -> None:
+        if self._get_task is None and not self._closed:
+            self._get_task = asyncio.get_running_loop().create_task(self._run_get_stream(), name="GET stream")
+            self._track(self._get_task)
+
+    async def _run_get_stream(self) -> None:
+        """The standalone stream for server-initiated messages; optional (405), reconnected when it ends."""
+        state = _StreamState()
+        failures = 0
+        while not self._closed:
+            try:
+                async with self._http.get(
+                    self.url, headers=self._get_headers(state), timeout=self._stream_timeout()
+                ) as resp:
+                    if resp.status == 404 and self.session_id is not None:
+                        self._expire(f"HTTP 404 for GET {self.url}")
+                        return
+                    if resp.status >= 400 or resp.content_type != "text/event-stream":
+                        if resp.status != 405:  # 405: the server offers no GET stream, which is fine
+                            log.debug("%s: no GET stream: HTTP %s", self._inbox.name, resp.status)
+                        return
+                    _, events = await self._read_stream(resp, state, None)
+                    failures = 0 if events else failures + 1
+            except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+                failures += 1
+                log.debug("%s: GET stream failed: %s", self._inbox.name, exc)
+            if failures >= _MAX_RECONNECTS:
+                log.debug("%s: giving up on the GET stream", self._inbox.name)
+                return
+            await asyncio.sleep(self._reconnect_delay(state, failures))
+
+    def _expire(self, detail: str) -> None:
+        self._inbox.fail(
+            SessionExpired(f"{self._inbox.name}: the server ended the MCP session; start a new one", detail)
+        )
+
+
+class LegacySSEClientTransport:
+    """Client side of the 2024-11-05 HTTP+SSE transport: GET an SSE stream, POST to its ``endpoint``."""
+
+    def __init__(
+        self,
+        url: str,
+        http: aiohttp.ClientSession,
+        *,
+        owns_http: bool,
+        headers: Mapping[str, str] | None,
+        timeout: float,
+        inbox: ClientInbox | None = None,
+    ) -> None:
+        self.url = url
+        self.endpoint: str | None = None
+        self._http = http
+        self._owns_http = owns_http
+        self._headers = dict(headers or {})
+        self._timeout = timeout
+        self._inbox = inbox if inbox is not None else ClientInbox(f"MCP server at {url} (HTTP+SSE)")
+        self._reader: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @classmethod
+    async def start(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        session: aiohttp.ClientSession | None = None,
+        inbox: ClientInbox | None = None,
+    ) -> LegacySSEClientTransport:
+        http, owned = owned_session(session)
+        self = cls(url, http, owns_http=owned, headers=headers, timeout=timeout, inbox=inbox)
+        try:
+            await self._connect()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def _connect(self) -> None:
+        headers = {**self._headers, "Accept": "text/event-stream"}
+        timeout = aiohttp.ClientTimeout(total=None, connect=self._timeout, sock_connect=self._timeout)
+        try:
+            resp = await asyncio.wait_for(
+                self._http.get(self.url, headers=headers, timeout=timeout), self._timeout
+            )
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            raise TransportClosed(f"{self._inbox.name}: GET failed: {exc!r}") from exc
+        if resp.status != 200 or resp.content_type != "text/event-stream":
+            body = await resp.text(errors="replace")
+            resp.release()
+            raise TransportClosed(f"{self._inbox.name}: no SSE stream: {http_failure(resp, body)}")
+        endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.get_running_loop().create_task(
+            self._read(resp, endpoint), name="HTTP+SSE reader"
+        )
+        try:
+            self.endpoint = await asyncio.wait_for(asyncio.shield(endpoint), self._timeout)
+        except asyncio.TimeoutError as exc:
+            raise TransportClosed(
+                f"{self._inbox.name}: no 'endpoint' event within {self._timeout:g} s"
+            ) from exc
+
+    async def _read(self, resp: aiohttp.ClientResponse, endpoint: asyncio.Future[str]) -> None:
+        reason = "the server closed the SSE stream"
+        try:
+            async for event in iter_sse(resp, None):
+                if event.event == "endpoint" and not endpoint.done():
+                    target = URL(self.url).join(URL(event.data.strip()))
+                    if target.origin() != URL(self.url).origin():  # never POST our messages elsewhere
+                        endpoint.set_exception(TransportClosed(f"endpoint on another origin: {target}"))
+                        return
+                    endpoint.set_result(str(target))
+                elif event.event == "message" and event.data.strip():
+                    self._inbox.put(event.data)
+        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, OSError, ValueError) as exc:
+            reason = f"the SSE stream broke: {exc!r}"
+        finally:
+            resp.release()
+            if not endpoint.done():
+                endpoint.set_exception(TransportClosed(f"{self._inbox.name}: {reason} before 'endpoint'"))
+            self._inbox.fail(TransportClosed(f"{self._inbox.name}: {reason}"))
+
+    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
+        if self._closed or self.endpoint is None:
+            raise TransportClosed(f"{self._inbox.name}: the transport is closed")
+        self._inbox.raise_if_failed()
+        parsed = parse(message)[0]
+        headers = {**self._headers, "Content-Type": "application/json"}
+        try:
+            async with self._http.post(
+                self.endpoint,
+                data=message.encode(),
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=self._timeout),
+            ) as resp:
+                if resp.status >= 400:
+                    body = await resp.text(errors="replace")
+                    if isinstance(parsed, Request):
+                        self._inbox.put(
+                            error_response(parsed.id, http_failure(resp, body), status=resp.status, body=body)
+                        )
+                    else:
+                        log.warning("%s: POST got %s", self._inbox.name, http_failure(resp, body))
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            raise TransportClosed(f"{self._inbox.name}: POST failed: {exc!r}") from exc
+
+    async def receive(self) -> str:
+        if self._closed:
+            raise TransportClosed(f"{self._inbox.name}: the transport is closed")
+        return await self._inbox.get()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.wait([self._reader], timeout=self._timeout)
+        if self._owns_http:
+            await self._http.close()
+        self._inbox.fail(TransportClosed(f"{self._inbox.name}: closed by this side"))
+
+
+class HTTPClientTransport:
+    """What :func:`connect_http` returns: Streamable HTTP, or HTTP+SSE when the server only speaks that."""
+
+    def __init__(
+        self, url: str, http: aiohttp.ClientSession, headers: Mapping[str, str] | None, timeout: float
+    ):
+        self.url = url
+        self._http = http
+        self._headers = headers
+        self._timeout = timeout
+        self._inbox = ClientInbox(f"MCP server at {url}")
+        self.streamable = StreamableHTTPClientTransport(
+            url, http, owns_http=False, headers=headers, timeout=timeout, inbox=self._inbox
+        )
+        self.streamable._on_fallback = self._fall_back
+        self.legacy: LegacySSEClientTransport | None = None
+
+    @property
+    def kind(self) -> str:
+        return "sse" if self.legacy is not None else "streamable-http"
+
+    @property
+    def session_id(self) -> str | None:
+        return self.streamable.session_id
+
+    async def _fall_back(self, message: str, status: int, body: str) -> None:
+        """The initial POST got 400/404/405: try the 2024-11-05 transport at the same URL, then resend."""
+        request = parse(message)[0]
+        request_id = request.id if isinstance(request, Request) else None
+        try:
+            self.legacy = await LegacySSEClientTransport.start(
+                self.url, headers=self._headers, timeout=self._timeout, session=self._http, inbox=self._inbox
+            )
+            await self.legacy.send(message)
+        except TransportClosed as exc:
+            reason = (
+                f"Streamable HTTP POST got HTTP {status} ({body}); the HTTP+SSE fallback failed too: {exc}"
+            )
+            self._inbox.put(error_response(request_id, reason, status=status))
+
+    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
+        target = self.legacy if self.legacy is not None else self.streamable
+        await target.send(message, related_id=related_id)
+
+    async def receive(self) -> str:
+        return await self._inbox.get()
+
+    async def aclose(self) -> None:
+        try:
+            await self.streamable.aclose()
+            if self.legacy is not None:
+                await self.legacy.aclose()
+        finally:
+            await self._http.close()
+
+
+async def connect_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    **session_options: Any,
+) -> HTTPClientTransport:
+    """A transport to ``url``: Streamable HTTP, falling back to HTTP+SSE when the server answers the first
+    POST with 400, 404 or 405 (transports#backwards-compatibility). ``session_options`` go to aiohttp."""
+    http = aiohttp.ClientSession(**session_options)
+    return HTTPClientTransport(url, http, headers, timeout)

@@ -30,7 +30,9 @@ _KINDS: list[dict[str, Any]] = [
 def schema(properties: int = 100) -> dict[str, Any]:
     return {
         "type": "object",
-        "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}},
+        "$defs": {
+            "point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}
+        },
         "properties": {f"field_{i}": dict(_KINDS[i % len(_KINDS)]) for i in range(properties)},
         "required": [f"field_{i}" for i in range(0, properties, 3)],
     }

@@ -15,6 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_bool import CheckboxStyle
+from ipywidgets.widgets.widget_description import DescriptionStyle
+from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
 from .form_schema import Prepared, Schema, is_const_choice, prepare, split_nullable, union_branches
 
@@ -42,10 +45,27 @@ class Kit:
     def __init__(self, root: Schema, matches: Callable[[Schema, Any], bool]) -> None:
         self.root = root
         self.matches = matches  # does a JSON value fit a branch schema? (jsonschema, from the form)
+        # Layouts and styles are widgets too: sharing them halves the widgets a form creates.
         self.plain = widgets.Layout()
+        self.auto = widgets.Layout(width="auto")
         self.wide = widgets.Layout(width="95%")
         self.boxed = widgets.Layout(border="1px solid #ccc", padding="4px 8px", margin="4px 0")
-        self.html_style = widgets.HTML().style
+        self.html_style = HTMLStyle()
+        self.text_style = TextStyle()
+        self.desc_style = DescriptionStyle()
+        self.check_style = CheckboxStyle()
+        self.button_style = widgets.ButtonStyle()
+
+    def html(self, value: str = "") -> Any:
+        return widgets.HTML(value, layout=self.plain, style=self.html_style)
+
+    def button(self, label: str) -> Any:
+        return widgets.Button(description=label, layout=self.auto, style=self.button_style)
+
+    def checkbox(self, label: str, value: bool = False) -> Any:
+        return widgets.Checkbox(
+            value=value, description=label, indent=False, layout=self.auto, style=self.check_style
+        )
 
 
 @dataclass(frozen=True)
@@ -75,7 +95,7 @@ class Field:
 
     def _label_html(self) -> Any:
         star = ' <span style="color:#c00" title="required">*</span>' if self.spec.required else ""
-        return widgets.HTML(f"<b>{html.escape(self.spec.label)}</b>{star}", style=self.kit.html_style)
+        return self.kit.html(f"<b>{html.escape(self.spec.label)}</b>{star}")
 
     def _help(self) -> list[Any]:
         text = self.spec.schema.get("description")
@@ -84,7 +104,7 @@ class Field:
             text = f"{text or ''} (e.g. {json.dumps(examples[0])})".strip()
         if not text:
             return []
-        return [widgets.HTML(f'<small style="color:#666">{html.escape(str(text))}</small>')]
+        return [self.kit.html(f'<small style="color:#666">{html.escape(str(text))}</small>')]
 
     def _uses_placeholder(self) -> bool:
         return False
@@ -108,7 +128,7 @@ class Field:
         if self._errors is None:
             if not text:
                 return
-            self._errors = widgets.HTML(style=self.kit.html_style)
+            self._errors = self.kit.html()
             self.widget.children = (*self.widget.children, self._errors)
         self._errors.value = f'<div style="color:#c00">{text}</div>' if text else ""
 
@@ -157,13 +177,13 @@ class JsonField(Field):
     """The last resort: a JSON text editor that parses on change and shows the parse error."""
 
     def __init__(self, kit: Kit, spec: Spec) -> None:
-        self.control = widgets.Textarea(placeholder="JSON", layout=kit.wide, rows=3)
+        self.control = widgets.Textarea(placeholder="JSON", layout=kit.wide, style=kit.text_style, rows=3)
         note = spec.prepared.reason
         super().__init__(kit, spec, self.control)
         if note and not spec.bare:
             self.widget.children = (
                 *self.widget.children,
-                widgets.HTML(f'<small style="color:#666">JSON editor: {html.escape(note)}</small>'),
+                kit.html(f'<small style="color:#666">JSON editor: {html.escape(note)}</small>'),
             )
         self.control.observe(lambda _change: self.show_errors(self.local_errors()), names="value")
 
@@ -226,7 +246,7 @@ class ArrayField(Field):
     def __init__(self, kit: Kit, spec: Spec) -> None:
         self.items: list[Field] = []
         self._rows = widgets.VBox(layout=kit.plain)
-        self._add = widgets.Button(description="+ Add", layout=widgets.Layout(width="auto"))
+        self._add = kit.button("+ Add")
         self._add.on_click(lambda _b: self.append(EMPTY))
         self.min_items = int(spec.schema.get("minItems", 0))
         self.max_items = spec.schema.get("maxItems")
@@ -239,7 +259,7 @@ class ArrayField(Field):
         item = build(self.kit, Spec(prepared, f"item {len(self.items) + 1}", required=True, bare=True))
         if value is not EMPTY:
             item.set(value)
-        remove = widgets.Button(description="\N{MINUS SIGN} Remove", layout=widgets.Layout(width="auto"))
+        remove = self.kit.button("\N{MINUS SIGN} Remove")
         remove.on_click(lambda _b: self.remove(item))
         self.items.append(item)
         self._removers.append(remove)
@@ -252,7 +272,10 @@ class ArrayField(Field):
         self._refresh()
 
     def _refresh(self) -> None:
-        rows = [widgets.HBox([f.widget, r]) for f, r in zip(self.items, self._removers, strict=True)]
+        rows = [
+            widgets.HBox([f.widget, r], layout=self.kit.plain)
+            for f, r in zip(self.items, self._removers, strict=True)
+        ]
         self._rows.children = rows
         self._add.disabled = self.max_items is not None and len(self.items) >= self.max_items
         for remover in self._removers:
@@ -283,7 +306,8 @@ class UnionField(Field):
         self.branches = [prepare(kit.root, b, spec.prepared.refs) for b in branches]
         self.raw = list(spec.schema.get("oneOf") or spec.schema.get("anyOf") or [])
         labels = [_branch_label(p.schema, i) for i, p in enumerate(self.branches)]
-        self.chooser = widgets.Dropdown(options=[(lab, i) for i, lab in enumerate(labels)], value=0)
+        options = [(lab, i) for i, lab in enumerate(labels)]
+        self.chooser = widgets.Dropdown(options=options, value=0, layout=kit.plain, style=kit.desc_style)
         self._slot = widgets.VBox(layout=kit.plain)
         super().__init__(kit, spec, widgets.VBox([self.chooser, self._slot], layout=kit.plain))
         self.current = self._build(0)
@@ -323,7 +347,7 @@ class NullableField(Field):
 
     def __init__(self, kit: Kit, spec: Spec, inner: Field) -> None:
         self.inner = inner
-        self.null = widgets.Checkbox(description="null", indent=False, layout=widgets.Layout(width="auto"))
+        self.null = kit.checkbox("null")
         self._holder = widgets.Box([inner.widget], layout=widgets.Layout())  # its own layout: hidden alone
         self.null.observe(lambda change: self._show_inner(not change["new"]), names="value")
         super().__init__(kit, spec, widgets.VBox([self.null, self._holder], layout=kit.plain))
@@ -425,9 +449,9 @@ def build_string(kit: Kit, spec: Spec, textarea: bool = False) -> Field:
     hint = str(examples[0]) if isinstance(examples, list) and examples else None
     hint = hint or _PLACEHOLDERS.get(str(schema.get("format"))) or schema.get("pattern") or ""
     if textarea:
-        control = widgets.Textarea(placeholder=hint, layout=kit.wide, rows=4)
+        control = widgets.Textarea(placeholder=hint, layout=kit.wide, style=kit.text_style, rows=4)
     else:
-        control = widgets.Text(placeholder=hint, layout=kit.plain)
+        control = widgets.Text(placeholder=hint, layout=kit.plain, style=kit.text_style)
     return _with_default(ScalarField(kit, spec, control, _read_text, _write_text))
 
 
@@ -436,7 +460,7 @@ def build_textarea(kit: Kit, spec: Spec) -> Field:
 
 
 def build_date(kit: Kit, spec: Spec) -> Field:
-    control = widgets.DatePicker(value=None, layout=kit.plain)
+    control = widgets.DatePicker(value=None, layout=kit.plain, style=kit.desc_style)
     return _with_default(ScalarField(kit, spec, control, _read_date, _write_date))
 
 
@@ -444,16 +468,17 @@ def build_number(kit: Kit, spec: Spec) -> Field:
     schema, integer = spec.schema, spec.schema.get("type") == "integer"
     low, high = _bounds(schema, integer)
     if low is None and high is None:
-        control = (widgets.IntText if integer else widgets.FloatText)(layout=kit.plain)
+        control = (widgets.IntText if integer else widgets.FloatText)(layout=kit.plain, style=kit.desc_style)
     else:
         bounded = widgets.BoundedIntText if integer else widgets.BoundedFloatText
         low = -_SAFE_INT if low is None else low
         high = _SAFE_INT if high is None else high
-        control = bounded(min=low, max=high, value=max(low, min(0, high)), layout=kit.plain)
+        start = max(low, min(0, high))
+        control = bounded(min=low, max=high, value=start, layout=kit.plain, style=kit.desc_style)
     cast: Callable[[Any], Any] = int if integer else float
     include = None
     if not spec.required and "default" not in schema:
-        include = widgets.Checkbox(indent=False, description="set", layout=widgets.Layout(width="auto"))
+        include = kit.checkbox("set")
     field = ScalarField(kit, spec, control, lambda c: cast(c.value), _write_number, include)
     return _with_default(field)
 
@@ -473,7 +498,7 @@ def _bounds(schema: Schema, integer: bool) -> tuple[Any, Any]:
 
 
 def build_boolean(kit: Kit, spec: Spec) -> Field:
-    control = widgets.Checkbox(value=False, indent=False, layout=kit.plain)
+    control = widgets.Checkbox(value=False, indent=False, layout=kit.plain, style=kit.check_style)
     field = ScalarField(kit, spec, control, lambda c: bool(c.value), _write_bool)
     return _with_default(field)
 
@@ -487,7 +512,8 @@ def build_choice(kit: Kit, spec: Spec, values: Sequence[Any], labels: Sequence[s
     blank = not spec.required or "default" not in spec.schema
     if blank:
         options.insert(0, ("—", -1))
-    control = widgets.Dropdown(options=options, value=-1 if blank else 0, layout=kit.plain)
+    start = -1 if blank else 0
+    control = widgets.Dropdown(options=options, value=start, layout=kit.plain, style=kit.desc_style)
     return _with_default(ScalarField(kit, spec, control, _choice_reader(values), _choice_writer(values)))
 
 
@@ -514,7 +540,10 @@ def build_multi_enum(kit: Kit, spec: Spec) -> Field:
     else:
         branches = [b for b in items.get("anyOf") or items["oneOf"] if is_const_choice(b)]
         values, labels = [b["const"] for b in branches], [str(b.get("title", b["const"])) for b in branches]
-    control = widgets.SelectMultiple(options=list(zip(labels, range(len(values)), strict=True)), rows=min(len(values), 6))
+    options = list(zip(labels, range(len(values)), strict=True))
+    control = widgets.SelectMultiple(
+        options=options, rows=min(len(values), 6), layout=kit.plain, style=kit.desc_style
+    )
 
     def read(c: Any) -> Any:
         chosen = [values[i] for i in c.value]
@@ -529,12 +558,12 @@ def build_multi_enum(kit: Kit, spec: Spec) -> Field:
 
 def build_const(kit: Kit, spec: Spec) -> Field:
     const = spec.schema["const"]
-    control = widgets.HTML(f"<code>{html.escape(json.dumps(const))}</code>", style=kit.html_style)
+    control = kit.html(f"<code>{html.escape(json.dumps(const))}</code>")
     return ConstField(kit, spec, control, lambda _c: const, lambda _c, _v: None)
 
 
 def build_null(kit: Kit, spec: Spec) -> Field:
-    control = widgets.HTML("<code>null</code>", style=kit.html_style)
+    control = kit.html("<code>null</code>")
     return ConstField(kit, spec, control, lambda _c: None, lambda _c, _v: None)
 
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import ipywidgets as widgets
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError
-from jsonschema.exceptions import SchemaError
+from jsonschema.exceptions import SchemaError, UnknownType
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from referencing import Registry
@@ -59,6 +59,7 @@ class SchemaForm:
         self.schema = schema
         self.on_submit = on_submit
         self._validator, notes = _compile(schema)
+        self._schema_problem: str | None = None  # checked against the meta-schema on first validate
         self._root = build_root(Kit(schema, self._matches), schema)
         self._top = widgets.HTML()
         #: Where callback tracebacks are shown (STYLE rule 7).
@@ -92,6 +93,8 @@ class SchemaForm:
 
     def validate(self) -> list[FieldError]:
         """Validate ``.value``; show each message next to its field (unplaced ones on top)."""
+        if self._schema_problem is None:
+            self._schema_problem = _schema_problem(type(self._validator), self.schema)
         fields = list(_walk(self._root, ()))
         for _path, field in fields:
             field.show_errors([])
@@ -99,14 +102,14 @@ class SchemaForm:
         broken = {e.path for e in errors}
         try:
             raw = list(self._validator.iter_errors(self.value))
-        except (SchemaError, Unresolvable) as exc:
+        except (SchemaError, UnknownType, Unresolvable) as exc:
             errors.append(FieldError((), f"The schema cannot be used to validate: {exc}"))
             raw = []
         for error in raw:
             for found in self._explain(error):
                 if not any(found.path[: len(p)] == p for p in broken):
                     errors.append(self._place(found))
-        self._show(errors)
+        self._show(errors, [self._schema_problem] if self._schema_problem else [])
         return errors
 
     def _explain(self, error: ValidationError) -> list[FieldError]:
@@ -142,9 +145,9 @@ class SchemaForm:
             return FieldError(error.path, REQUIRED_MESSAGE)
         return error
 
-    def _show(self, errors: Sequence[FieldError]) -> None:
+    def _show(self, errors: Sequence[FieldError], notes: list[str]) -> None:
         by_field: dict[int, tuple[Field, list[str]]] = {}
-        top: list[str] = []
+        top = notes
         for error in errors:
             chain, consumed = _locate(self._root, error.path)
             if consumed == 0:
@@ -249,6 +252,15 @@ def _branch_of(error: ValidationError, branches: Any) -> Any:
     return None
 
 
+def _schema_problem(cls: type[Validator], schema: Mapping[str, Any]) -> str:
+    """Why the schema is not valid for its meta-schema ("" if it is); shown, but not blocking."""
+    try:
+        cls.check_schema(dict(schema))
+    except SchemaError as exc:
+        return f"The schema is not valid JSON Schema ({exc.message}); validation may be incomplete."
+    return ""
+
+
 # -- compiling the validator ----------------------------------------------------------------------
 
 _DATE_TIME = re.compile(
@@ -296,9 +308,5 @@ def _compile(schema: Mapping[str, Any]) -> tuple[Validator, list[str]]:
     latest = str(Draft202012Validator.META_SCHEMA["$id"])
     if dialect is not None and cls is Draft202012Validator and str(dialect).rstrip("#") != latest:
         notes.append(f"$schema {dialect!r} is not a supported dialect; validating as JSON Schema 2020-12.")
-    try:
-        cls.check_schema(dict(schema))
-    except SchemaError as exc:
-        notes.append(f"The schema is not valid JSON Schema: {exc.message}")
     # An empty registry: ``$ref`` resolves inside this schema only, never over the network.
     return cls(schema, format_checker=_format_checker(cls), registry=Registry()), notes

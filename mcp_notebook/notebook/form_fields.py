@@ -19,7 +19,16 @@ from ipywidgets.widgets.widget_bool import CheckboxStyle
 from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
-from .form_schema import Prepared, Schema, is_const_choice, prepare, split_nullable, union_branches
+from .form_schema import (
+    Prepared,
+    Schema,
+    branch_label,
+    is_const_choice,
+    number_bounds,
+    prepare,
+    split_nullable,
+    union_branches,
+)
 
 Key = str | int
 
@@ -305,7 +314,7 @@ class UnionField(Field):
     def __init__(self, kit: Kit, spec: Spec, branches: Sequence[Schema]) -> None:
         self.branches = [prepare(kit.root, b, spec.prepared.refs) for b in branches]
         self.raw = list(spec.schema.get("oneOf") or spec.schema.get("anyOf") or [])
-        labels = [_branch_label(p.schema, i) for i, p in enumerate(self.branches)]
+        labels = [branch_label(p.schema, i) for i, p in enumerate(self.branches)]
         options = [(lab, i) for i, lab in enumerate(labels)]
         self.chooser = widgets.Dropdown(options=options, value=0, layout=kit.plain, style=kit.desc_style)
         self._slot = widgets.VBox(layout=kit.plain)
@@ -314,7 +323,8 @@ class UnionField(Field):
         self.chooser.observe(lambda change: self._switch(int(change["new"])), names="value")
 
     def _build(self, index: int) -> Field:
-        field = build(self.kit, Spec(self.branches[index], self.spec.label, required=True, bare=True))
+        # the branch is as required as the union: an optional union's number branch may stay unset
+        field = build(self.kit, Spec(self.branches[index], self.spec.label, self.spec.required, bare=True))
         self._slot.children = (field.widget,)
         return field
 
@@ -377,17 +387,6 @@ class NullableField(Field):
 
 def _is_null_branch(branch: Any) -> bool:
     return isinstance(branch, Mapping) and branch.get("type") == "null"
-
-
-def _branch_label(schema: Schema, index: int) -> str:
-    if schema.get("title"):
-        return str(schema["title"])
-    if "const" in schema:
-        return json.dumps(schema["const"])
-    if "type" in schema:
-        kind = schema["type"]
-        return " | ".join(kind) if isinstance(kind, list) else str(kind)
-    return f"option {index + 1}"
 
 
 # -- readers and writers ------------------------------------------------------------------------
@@ -466,7 +465,7 @@ def build_date(kit: Kit, spec: Spec) -> Field:
 
 def build_number(kit: Kit, spec: Spec) -> Field:
     schema, integer = spec.schema, spec.schema.get("type") == "integer"
-    low, high = _bounds(schema, integer)
+    low, high = number_bounds(schema, integer)
     if low is None and high is None:
         control = (widgets.IntText if integer else widgets.FloatText)(layout=kit.plain, style=kit.desc_style)
     else:
@@ -481,20 +480,6 @@ def build_number(kit: Kit, spec: Spec) -> Field:
         include = kit.checkbox("set")
     field = ScalarField(kit, spec, control, lambda c: cast(c.value), _write_number, include)
     return _with_default(field)
-
-
-def _bounds(schema: Schema, integer: bool) -> tuple[Any, Any]:
-    low, high = schema.get("minimum"), schema.get("maximum")
-    step = 1 if integer else 0  # exclusive float bounds are enforced by validation, not the widget
-    x_low, x_high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
-    if isinstance(x_low, (int, float)) and not isinstance(x_low, bool):
-        low = x_low + step if low is None else max(low, x_low + step)
-    if isinstance(x_high, (int, float)) and not isinstance(x_high, bool):
-        high = x_high - step if high is None else min(high, x_high - step)
-    if integer:
-        low = None if low is None else int(-(-low // 1))
-        high = None if high is None else int(high // 1)
-    return low, high
 
 
 def build_boolean(kit: Kit, spec: Spec) -> Field:
@@ -581,7 +566,8 @@ def build_union(kit: Kit, spec: Spec) -> Field:
 
 def build_nullable(kit: Kit, spec: Spec) -> Field:
     inner_schema = split_nullable(spec.schema)
-    inner = build(kit, Spec(prepare(kit.root, inner_schema, spec.prepared.refs), spec.label, True, True))
+    prepared = prepare(kit.root, inner_schema, spec.prepared.refs)
+    inner = build(kit, Spec(prepared, spec.label, spec.required, bare=True))
     field = NullableField(kit, spec, inner)
     field.set(spec.schema.get("default", EMPTY))
     return field

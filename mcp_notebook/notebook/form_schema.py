@@ -7,6 +7,7 @@ Resolution is local only (DESIGN decision 8, MCP-NOTES §3.9: never dereference 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -233,6 +234,33 @@ def _classify_type(schema: Schema) -> str:
             return "array"
         raise Unsupported("an array without an items schema")
     raise Unsupported("a schema without a type")
+
+
+def branch_label(schema: Schema, index: int) -> str:
+    """A union branch's name in the chooser: its title, const or type."""
+    if schema.get("title"):
+        return str(schema["title"])
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if "type" in schema:
+        kind = schema["type"]
+        return " | ".join(kind) if isinstance(kind, list) else str(kind)
+    return f"option {index + 1}"
+
+
+def number_bounds(schema: Schema, integer: bool) -> tuple[Any, Any]:
+    """The widget bounds for a number: exclusive integer bounds become inclusive ones."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    step = 1 if integer else 0  # exclusive float bounds are enforced by validation, not the widget
+    x_low, x_high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if isinstance(x_low, (int, float)) and not isinstance(x_low, bool):
+        low = x_low + step if low is None else max(low, x_low + step)
+    if isinstance(x_high, (int, float)) and not isinstance(x_high, bool):
+        high = x_high - step if high is None else min(high, x_high - step)
+    if integer:
+        low = None if low is None else int(-(-low // 1))
+        high = None if high is None else int(high // 1)
+    return low, high
 
 
 def prepare(root: Schema, schema: Any, refs: tuple[str, ...] = ()) -> Prepared:

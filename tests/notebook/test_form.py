@@ -551,3 +551,34 @@ def test_values_overlay_defaults_and_display_delegates_to_the_widget() -> None:
     assert form.value["age"] == 41 and form.value["name"] == "John Doe"
     bundle = form._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_optional_unions_send_nothing_until_filled() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["integer", "string"]},
+            "b": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+        },
+    }
+    form = SchemaForm(schema)
+    assert form.value == {}
+    control(form, "a", widgets.IntText).value = 4
+    assert form.value == {"a": 4}
+
+
+def test_remote_refs_are_never_fetched() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.org/s.json"}}}
+    form = SchemaForm(schema)
+    assert "never fetched" in html_text(field_box(form, "a"))
+    form.set_value({"a": 5})
+    [error] = form.validate()
+    assert error.path == () and "Unresolvable" in error.message and "example.org" in form.top_error_text
+
+
+def test_a_schema_invalid_for_its_meta_schema_is_named_not_fatal() -> None:
+    form = SchemaForm({"type": "object", "properties": {"a": {"type": "strng"}}})
+    assert form.validate() == []
+    assert "not valid JSON Schema" in form.top_error_text
+    form.set_value({"a": 1})
+    assert "Unknown type" in form.validate()[0].message

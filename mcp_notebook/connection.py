@@ -76,11 +76,38 @@ RequestHandler = Callable[[IncomingRequest], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
+class _Expired(Exception):
+    """Internal: the request's timer ran out (carries the seconds waited)."""
+
+
 @dataclass
 class _Pending:
+    """One request of ours awaiting its answer, with its timeout timer."""
+
     future: asyncio.Future[dict[str, Any]]
     on_progress: ProgressCallback | None = None
-    touched: asyncio.Event = field(default_factory=asyncio.Event)  # set on each progress: resets the timeout
+    timeout: float | None = None
+    deadline: float | None = None  # loop time after which progress no longer extends the wait
+    timer: asyncio.TimerHandle | None = None
+
+    def arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        """(Re)start the timer: ``timeout`` from now, never past ``deadline``."""
+        self.disarm()
+        delay = self.timeout
+        if self.deadline is not None:
+            left = max(0.0, self.deadline - loop.time())
+            delay = left if delay is None else min(delay, left)
+        if delay is not None:
+            self.timer = loop.call_later(delay, self._expire, delay)
+
+    def disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _expire(self, delay: float) -> None:
+        if not self.future.done():
+            self.future.set_exception(_Expired(delay))
 
 
 class Connection:
@@ -219,31 +246,22 @@ class Connection:
         timeout: float | None,
         max_timeout: float | None,
     ) -> dict[str, Any]:
+        """Await the answer; a timer (re-armed by progress) fails the future when time runs out."""
         loop = asyncio.get_running_loop()
-        hard_deadline = None if max_timeout is None else loop.time() + max_timeout
-        while True:
-            wait_for = timeout
-            if hard_deadline is not None:
-                left = hard_deadline - loop.time()
-                wait_for = left if wait_for is None else min(wait_for, left)
-            pending.touched.clear()
-            touched: asyncio.Future[Any] = loop.create_task(pending.touched.wait())
-            waiting: set[asyncio.Future[Any]] = {pending.future, touched}
-            try:
-                done, _ = await asyncio.wait(waiting, timeout=wait_for, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                touched.cancel()
-            if pending.future in done:
-                result: dict[str, Any] = pending.future.result()
-                return result
-            if (
-                touched in done
-                and pending.on_progress is not None
-                and (hard_deadline is None or loop.time() < hard_deadline)
-            ):
-                continue  # progress arrived: the timeout starts again
-            await self._abandon(request_id, method, f"timed out after {wait_for:g} s")
-            raise RequestTimeoutError(f"{method} (request {request_id}) timed out after {wait_for:g} s")
+        if max_timeout is not None:
+            pending.deadline = loop.time() + max_timeout
+        pending.timeout = timeout
+        pending.arm(loop)
+        try:
+            result: dict[str, Any] = await pending.future
+            return result
+        except _Expired as expired:
+            waited = expired.args[0]
+            await self._abandon(request_id, method, f"timed out after {waited:g} s")
+            message = f"{method} (request {request_id}) timed out after {waited:g} s"
+            raise RequestTimeoutError(message) from None
+        finally:
+            pending.disarm()
 
     async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
         if method == "initialize" or self._closed.is_set():
@@ -357,7 +375,8 @@ class Connection:
         progress, total, message = params.get("progress"), params.get("total"), params.get("message")
         if not isinstance(progress, (int, float)):
             return  # malformed progress: ignore rather than crash the reader
-        pending.touched.set()
+        if pending.timer is not None:
+            pending.arm(asyncio.get_running_loop())  # progress arrived: the timeout starts again
         try:
             outcome = pending.on_progress(progress, total, message)
             if inspect.isawaitable(outcome):

@@ -15,7 +15,7 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,12 +29,20 @@ from mcp_notebook.protocol.jsonrpc import (
     RequestId,
     Response,
     parse,
-    serialize,
 )
 from mcp_notebook.protocol.versions import LATEST_LEGACY
 
+from ._http_common import (
+    ClientInbox,
+    SessionExpired,
+    error_response,
+    http_failure,
+    iter_sse,
+    owned_session,
+    request_body,
+    snippet,
+)
 from .base import TransportClosed
-from .sse import SSEDecoder, SSEEvent
 
 __all__ = [
     "HTTPClientTransport",
@@ -58,75 +66,6 @@ class _StreamState:
 
 
 FallbackHook = Callable[[str, int, str], Awaitable[None]]
-TRANSPORT_ERROR = -32000  # JSON-RPC "server error" range: the HTTP exchange failed, not the method
-
-
-class SessionExpired(TransportClosed):
-    """The server no longer knows our session (HTTP 404): start a new one with a fresh ``initialize``."""
-
-
-class ClientInbox:
-    """Incoming messages in arrival order; a failure, once queued, is raised to every later reader."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._queue: asyncio.Queue[str | TransportClosed] = asyncio.Queue()
-        self._failure: TransportClosed | None = None
-
-    def put(self, message: str) -> None:
-        if self._failure is None:
-            self._queue.put_nowait(message)
-
-    def fail(self, exc: TransportClosed) -> None:
-        if self._failure is None:
-            self._failure = exc
-            self._queue.put_nowait(exc)
-
-    def raise_if_failed(self) -> None:
-        if self._failure is not None:
-            raise self._failure
-
-    async def get(self) -> str:
-        item = await self._queue.get()
-        if isinstance(item, TransportClosed):
-            self._queue.put_nowait(item)  # later receive() calls fail the same way
-            raise item
-        return item
-
-
-def snippet(body: str, limit: int = 300) -> str:
-    body = " ".join(body.split())
-    return body if len(body) <= limit else body[:limit] + "..."
-
-
-def http_failure(resp: aiohttp.ClientResponse, body: str) -> str:
-    text = f"HTTP {resp.status} {resp.reason or ''}".rstrip() + f" from {resp.method} {resp.url}"
-    return f"{text}: {snippet(body)}" if body.strip() else text
-
-
-def error_response(
-    request_id: RequestId | None, reason: str, *, status: int | None = None, body: str = ""
-) -> str:
-    """A JSON-RPC error answering ``request_id``, so the waiting call fails with the HTTP reason."""
-    data: dict[str, Any] = {}
-    if status is not None:
-        data["httpStatus"] = status
-    if body:
-        data["body"] = snippet(body, 2000)
-    return serialize(ErrorResponse(request_id, TRANSPORT_ERROR, reason, data or None))
-
-
-def owned_session(session: aiohttp.ClientSession | None) -> tuple[aiohttp.ClientSession, bool]:
-    return (session, False) if session is not None else (aiohttp.ClientSession(), True)
-
-
-async def iter_sse(resp: aiohttp.ClientResponse, last_event_id: str | None) -> AsyncIterator[SSEEvent]:
-    decoder = SSEDecoder(last_event_id=last_event_id)
-    async for chunk in resp.content.iter_any():
-        for event in decoder.feed(chunk):
-            yield event
-    for event in decoder.close():
-        yield event
 
 
 class StreamableHTTPClientTransport:
@@ -241,7 +180,7 @@ class StreamableHTTPClientTransport:
         try:
             async with self._http.post(
                 self.url,
-                data=message.encode(),
+                data=request_body(message),
                 headers=self._post_headers(),
                 timeout=aiohttp.ClientTimeout(total=self._timeout),
             ) as resp:
@@ -262,7 +201,8 @@ class StreamableHTTPClientTransport:
                 self._start_get_stream()
             elif parsed.method == "notifications/cancelled" and parsed.params:
                 # The engine gave up on that request: stop reading its stream (a late answer is dropped).
-                task = self._requests.get(parsed.params.get("requestId"))  # type: ignore[arg-type]
+                cancelled = parsed.params.get("requestId")
+                task = self._requests.get(cancelled) if isinstance(cancelled, str | int) else None
                 if task is not None:
                     task.cancel()
 
@@ -272,7 +212,7 @@ class StreamableHTTPClientTransport:
         try:
             async with self._http.post(
                 self.url,
-                data=message.encode(),
+                data=request_body(message),
                 headers=self._post_headers(),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, connect=self._timeout),
             ) as resp:
@@ -551,7 +491,7 @@ class LegacySSEClientTransport:
         try:
             async with self._http.post(
                 self.endpoint,
-                data=message.encode(),
+                data=request_body(message),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self._timeout),
             ) as resp:

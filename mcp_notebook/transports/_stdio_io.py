@@ -1,0 +1,338 @@
+"""Byte plumbing for the stdio transports: line splitting, flow control, pipes driven by the event loop,
+and daemon-thread readers/writers for what the loop cannot drive (files, ttys, Windows handles)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import queue
+import stat
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Protocol
+
+CHUNK = 1 << 20  # bytes asked for per read
+BUFFER = 1 << 20  # StreamReader limit: the pipe is paused while 2x this is unread
+HEAD = 1000  # bytes kept of a dropped line, for the report
+
+
+@dataclass(frozen=True)
+class Overlong:
+    """A line longer than the maximum, dropped: its size and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+class Lines:
+    """Splits a byte stream into lines; a line over ``max_bytes`` is dropped up to its newline.
+
+    Cancellation-safe: a chunk joins the buffer in the same step that reads it."""
+
+    def __init__(self, reader: asyncio.StreamReader, max_bytes: int) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_line_bytes must be positive")
+        self._reader = reader
+        self._max = max_bytes
+        self._buf = bytearray()
+        self._scanned = 0  # no newline before this offset
+        self._dropped = 0  # bytes dropped so far of an over-long line (0: not dropping)
+        self._head = b""
+
+    async def next(self) -> bytes | Overlong | None:
+        """The next line without its newline; an :class:`Overlong`; None at end of input."""
+        buf = self._buf
+        while True:
+            end = buf.find(b"\n", self._scanned)
+            if end >= 0:
+                stop = end - 1 if end and buf[end - 1] == 13 else end  # CRLF: Windows text-mode peers
+                with memoryview(buf) as view:
+                    line = bytes(view[:stop])
+                del buf[: end + 1]
+                self._scanned = 0
+                return self._overlong(line) if self._dropped or end > self._max else line
+            if self._dropped or len(buf) > self._max:
+                if not self._dropped:
+                    self._head = bytes(buf[:HEAD])
+                self._dropped += len(buf)
+                buf.clear()
+            self._scanned = len(buf)
+            chunk = await self._reader.read(CHUNK)
+            if not chunk:  # end of input; a last line without its newline still counts
+                line, self._scanned = bytes(buf), 0
+                buf.clear()
+                if self._dropped:
+                    return self._overlong(line)
+                return line or None
+            buf += chunk
+
+    def _overlong(self, rest: bytes) -> Overlong:
+        item = Overlong(self._dropped + len(rest), self._head if self._dropped else rest[:HEAD])
+        self._dropped, self._head = 0, b""
+        return item
+
+
+class Flow:
+    """Write-side flow control of one protocol: ``drain()`` waits while the transport's buffer is full."""
+
+    def __init__(self) -> None:
+        self._open = asyncio.Event()
+        self._open.set()
+        self.lost = asyncio.Event()
+        self.exc: BaseException | None = None
+
+    def pause(self) -> None:
+        self._open.clear()
+
+    def resume(self) -> None:
+        self._open.set()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.exc = exc
+        self.lost.set()
+        self._open.set()
+
+    async def drain(self) -> None:
+        await self._open.wait()
+
+    def error(self) -> OSError:
+        if isinstance(self.exc, OSError):
+            return self.exc
+        return BrokenPipeError(errno.EPIPE, "the reading end of the pipe is closed")
+
+
+class Sink(Protocol):
+    async def write(self, data: bytes) -> None: ...  # OSError when the other end is gone
+
+    async def aclose(self) -> None: ...
+
+
+class PipeSink:
+    """Writes through an asyncio write-pipe transport (a child's stdin; our stdout when it is a pipe)."""
+
+    def __init__(self, transport: asyncio.WriteTransport, flow: Flow, close_timeout: float) -> None:
+        self._transport, self._flow, self._timeout = transport, flow, close_timeout
+
+    async def write(self, data: bytes) -> None:
+        if self._transport.is_closing():
+            raise self._flow.error()
+        self._transport.write(data)
+        if self._transport.is_closing():  # EPIPE inside write(): asyncio closes the pipe instead of raising
+            raise self._flow.error()
+        await self._flow.drain()
+        if self._flow.lost.is_set():
+            raise self._flow.error()
+
+    async def aclose(self) -> None:
+        self._transport.close()  # flushes what is buffered first
+        if not await wait_event(self._flow.lost, self._timeout):
+            self._transport.abort()
+
+
+class StreamSink:
+    def __init__(self, writer: asyncio.StreamWriter, close_timeout: float) -> None:
+        self._writer, self._timeout = writer, close_timeout
+        self._lock = asyncio.Lock()  # concurrent drain() calls are only safe from Python 3.10.? on
+
+    async def write(self, data: bytes) -> None:
+        if self._writer.is_closing():
+            raise BrokenPipeError(errno.EPIPE, "the stream is closed")
+        self._writer.write(data)
+        async with self._lock:
+            await self._writer.drain()
+
+    async def aclose(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(OSError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._writer.wait_closed(), self._timeout)
+
+
+class ThreadSink:
+    """Blocking writes in a daemon thread: stdout that is a file or a tty, and Windows (no pipe transport
+    for inherited handles). Daemon, so a peer that stops reading cannot hold up interpreter exit."""
+
+    def __init__(self, file: BinaryIO, close_timeout: float) -> None:
+        self._file, self._timeout = file, close_timeout
+        self._loop = asyncio.get_running_loop()
+        self._queue: queue.SimpleQueue[tuple[bytes, asyncio.Future[None]] | None] = queue.SimpleQueue()
+        self._finished = asyncio.Event()
+        self._stopped = False
+        threading.Thread(target=self._run, name="mcp-notebook stdout writer", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            while (item := self._queue.get()) is not None:
+                data, future = item
+                error: OSError | None = None
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[self._file.write(view) :]
+                    self._file.flush()
+                except Exception as exc:  # ValueError on a closed file is a closed pipe for the caller too
+                    error = exc if isinstance(exc, OSError) else BrokenPipeError(errno.EPIPE, str(exc))
+                call_threadsafe(self._loop, settle, future, error)
+        finally:
+            with contextlib.suppress(Exception):
+                self._file.close()
+            call_threadsafe(self._loop, self._finished.set)
+
+    async def write(self, data: bytes) -> None:
+        if self._stopped:
+            raise BrokenPipeError(errno.EPIPE, "stdout is closed")
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._queue.put((data, future))
+        await future
+
+    async def aclose(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._queue.put(None)
+        await wait_event(self._finished, self._timeout)
+
+
+class ThreadReader(asyncio.ReadTransport):
+    """Feeds a StreamReader from a blocking file in a daemon thread (stdin that is a file or a tty, Windows).
+    The reader's flow control pauses it as it would a pipe transport."""
+
+    def __init__(self, file: BinaryIO, reader: asyncio.StreamReader) -> None:
+        super().__init__()
+        self._file, self._reader = file, reader
+        self._loop = asyncio.get_running_loop()
+        self._go = threading.Event()
+        self._go.set()
+        self._closing = False
+        reader.set_transport(self)
+        threading.Thread(target=self._run, name="mcp-notebook stdin reader", daemon=True).start()
+
+    def _run(self) -> None:
+        read = getattr(self._file, "read1", self._file.read)  # read1: what is there, without waiting for more
+        try:
+            while self._go.wait() and not self._closing:
+                data = read(CHUNK)
+                if not call_threadsafe(self._loop, self._deliver, data) or not data:
+                    return
+        except Exception as exc:
+            call_threadsafe(self._loop, self._fail, exc)
+        finally:
+            with contextlib.suppress(Exception):
+                self._file.close()
+
+    def _deliver(self, data: bytes) -> None:
+        if self._closing:
+            return
+        if data:
+            self._reader.feed_data(data)
+        else:
+            self._reader.feed_eof()
+
+    def _fail(self, exc: Exception) -> None:
+        if not self._closing:
+            self._reader.set_exception(exc)
+
+    def pause_reading(self) -> None:
+        self._go.clear()
+
+    def resume_reading(self) -> None:
+        self._go.set()
+
+    def is_reading(self) -> bool:
+        return self._go.is_set()
+
+    def close(self) -> None:
+        # A read blocked in the thread cannot be interrupted; it ends with the next line or at exit.
+        if not self._closing:
+            self._closing = True
+            self._go.set()
+            self._reader.feed_eof()  # a receive() waiting now ends
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+
+def settle(future: asyncio.Future[None], error: OSError | None) -> None:
+    if future.done():  # the writer was cancelled
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
+
+
+def call_threadsafe(loop: asyncio.AbstractEventLoop, fn: Callable[..., object], *args: Any) -> bool:
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # the loop is closed: nobody is listening any more
+        return False
+    return True
+
+
+async def wait_event(event: asyncio.Event, timeout: float) -> bool:
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout)
+    return event.is_set()
+
+
+def is_pipe(file: BinaryIO) -> bool:
+    # On Windows the event loop cannot drive inherited pipe handles: threads there.
+    if os.name != "posix":
+        return False
+    try:
+        mode = os.fstat(file.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def read_from(file: BinaryIO) -> tuple[asyncio.StreamReader, Callable[[], None]]:
+    reader = asyncio.StreamReader(limit=BUFFER)
+    if is_pipe(file):
+        fd = file.fileno()
+        try:
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), file
+            )
+        except (OSError, ValueError, NotImplementedError):
+            os.set_blocking(fd, True)  # the thread below reads it blocking
+        else:
+
+            def stop_reading() -> None:
+                transport.close()
+                # The pipe is non-blocking now; that flag is shared with whoever else holds it (a shell).
+                with contextlib.suppress(OSError):
+                    os.set_blocking(fd, True)
+
+            return reader, stop_reading
+    return reader, ThreadReader(file, reader).close
+
+
+class PipeWriter(asyncio.BaseProtocol):
+    def __init__(self, fd: int) -> None:
+        self.flow = Flow()
+        self._fd = fd
+
+    def pause_writing(self) -> None:
+        self.flow.pause()
+
+    def resume_writing(self) -> None:
+        self.flow.resume()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        with contextlib.suppress(OSError):  # still open here; see read_from
+            os.set_blocking(self._fd, True)
+        self.flow.connection_lost(exc)
+
+
+async def write_to(file: BinaryIO, close_timeout: float) -> Sink:
+    if is_pipe(file):
+        protocol = PipeWriter(file.fileno())
+        try:
+            transport, _ = await asyncio.get_running_loop().connect_write_pipe(lambda: protocol, file)
+        except (OSError, ValueError, NotImplementedError):
+            os.set_blocking(file.fileno(), True)
+        else:
+            return PipeSink(transport, protocol.flow, close_timeout)
+    return ThreadSink(file, close_timeout)

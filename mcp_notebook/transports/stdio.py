@@ -1,0 +1,593 @@
+"""stdio: newline-delimited JSON-RPC over a child process's pipes, or over this process's own stdin/stdout.
+
+Spec (framing unchanged in every version): https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio
+one message per line, UTF-8, no embedded newline; the server writes nothing but messages to stdout and MAY log
+to stderr. Shutdown (basic/lifecycle#shutdown): close the server's stdin, wait, SIGTERM, wait, SIGKILL.
+
+* :class:`StdioClientTransport` spawns a server and keeps a tail of its stderr for error messages.
+* :class:`StdioServerTransport` serves over stdin/stdout (or any pair of files or asyncio streams);
+  :func:`redirect_stdout_to_stderr` keeps stray output off the protocol stream while it runs.
+
+Lines are split here rather than by ``StreamReader.readline`` with a huge ``limit``: measured 1.3-1.6x faster
+for 1 MiB lines (200 x 1 MiB through a pipe: 180 ms vs 280 ms), the reader's buffer stays ~2 MiB so the pipe
+keeps its flow control, and a line over the maximum is dropped up to its newline instead of ending the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from ..protocol.jsonrpc import RequestId
+from ._stdio_io import (
+    BUFFER,
+    Flow,
+    Lines,
+    Overlong,
+    PipeSink,
+    Sink,
+    StreamSink,
+    read_from,
+    wait_event,
+    write_to,
+)
+from .base import TransportClosed
+
+__all__ = ["StdioClientTransport", "StdioServerTransport", "redirect_stdout_to_stderr"]
+
+LineCallback = Callable[[str], object]
+
+CLIENT_MAX_LINE = 256 << 20  # a server's answer may carry images or files as base64, all on one line
+SERVER_MAX_LINE = 64 << 20
+_STDERR_LINES, _STDERR_CHARS, _STDERR_LINE_MAX = 200, 64 << 10, 16 << 10
+_DETAIL_LINES = 20  # stderr lines quoted in a TransportClosed
+_EXIT_WAIT = 1.0  # on stdout EOF: how long to wait for the exit code and the last stderr lines
+_EXIT_GRACE = 0.5  # after exit: how long a grandchild may keep stdout open before we stop reading it
+
+
+# ---- shared ---------------------------------------------------------------------------------------------
+class _Tail:
+    """The last lines of a stream, bounded in lines and characters."""
+
+    def __init__(self, lines: int = _STDERR_LINES, chars: int = _STDERR_CHARS) -> None:
+        self._lines: deque[str] = deque()
+        self._max_lines, self._max_chars, self._chars = lines, chars, 0
+
+    def add(self, line: str) -> None:
+        self._lines.append(line)
+        self._chars += len(line) + 1
+        while len(self._lines) > 1 and (len(self._lines) > self._max_lines or self._chars > self._max_chars):
+            self._chars -= len(self._lines.popleft()) + 1
+
+    def text(self, last: int | None = None) -> str:
+        lines = list(self._lines)
+        return "\n".join(lines[-last:] if last else lines)
+
+
+def _frame(message: str) -> bytes:
+    if not isinstance(message, str):  # a dict slipping through would skip serialization
+        raise TypeError("transports carry serialized JSON text")
+    if "\n" in message:
+        raise ValueError("a stdio message must not contain a newline (spec: basic/transports#stdio)")
+    return message.encode() + b"\n"
+
+
+def _preview(raw: bytes, limit: int = 200) -> str:
+    return raw[:limit].decode("utf-8", "backslashreplace") + ("..." if len(raw) > limit else "")
+
+
+def _notify(callback: LineCallback | None, line: str, owner: str) -> None:
+    """Run a user callback; its failure is reported, not raised into the transport (or swallowed)."""
+    if callback is None:
+        return
+    try:
+        callback(line)
+    except Exception as exc:
+        message = f"{owner}: callback {callback!r} failed"
+        asyncio.get_running_loop().call_exception_handler({"message": message, "exception": exc})
+
+
+# ---- client: a server process we spawned ------------------------------------------------------------------
+class _Child(asyncio.SubprocessProtocol):
+    def __init__(self) -> None:
+        self.stdout = asyncio.StreamReader(limit=BUFFER)
+        self.stderr = asyncio.StreamReader(limit=BUFFER)
+        self.stdin = Flow()
+        self.exited = asyncio.Event()
+        self.finished = asyncio.Event()  # exited and every pipe closed
+        self.on_exit: Callable[[], None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        for fd, reader in ((1, self.stdout), (2, self.stderr)):
+            pipe = transport.get_pipe_transport(fd)
+            if pipe is not None:
+                reader.set_transport(pipe)  # so a full reader pauses the pipe
+
+    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        (self.stdout if fd == 1 else self.stderr).feed_data(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 0:
+            self.stdin.connection_lost(exc)
+            return
+        reader = self.stdout if fd == 1 else self.stderr
+        if exc is None:
+            reader.feed_eof()
+        else:
+            reader.set_exception(exc)
+
+    def process_exited(self) -> None:
+        self.exited.set()
+        if self.on_exit is not None:
+            self.on_exit()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.finished.set()
+
+    def pause_writing(self) -> None:
+        self.stdin.pause()
+
+    def resume_writing(self) -> None:
+        self.stdin.resume()
+
+
+class StdioClientTransport:
+    """A server process we spawned, spoken to over its stdin/stdout. Create with :meth:`start`.
+
+    Lines on its stdout that are not JSON (banners, logs) are not messages: they go to ``on_invalid_line``
+    and :meth:`invalid_lines`, and reading goes on. stderr is drained continuously into :meth:`stderr_tail`
+    and ``on_stderr``. When the process ends, :class:`TransportClosed` says how (exit code, stderr tail).
+    """
+
+    def __init__(
+        self,
+        transport: asyncio.SubprocessTransport,
+        protocol: _Child,
+        *,
+        name: str,
+        on_stderr: LineCallback | None = None,
+        on_invalid_line: LineCallback | None = None,
+        max_line_bytes: int = CLIENT_MAX_LINE,
+        close_timeout: float = 2.0,
+    ) -> None:
+        self._transport, self._protocol, self._name = transport, protocol, name
+        self._on_stderr, self._on_invalid_line = on_stderr, on_invalid_line
+        self._max_line, self._close_timeout = max_line_bytes, close_timeout
+        self._pid = transport.get_pid()
+        stdin = transport.get_pipe_transport(0)
+        assert isinstance(stdin, asyncio.WriteTransport)
+        self._stdin = stdin
+        self._sink = PipeSink(stdin, protocol.stdin, close_timeout)
+        self._lines = Lines(protocol.stdout, max_line_bytes)
+        self._stderr = _Tail()
+        self._invalid: deque[str] = deque(maxlen=20)
+        self._closed = False
+        self._closing: asyncio.Future[None] | None = None
+        self._grace: asyncio.TimerHandle | None = None
+        loop = asyncio.get_running_loop()
+        self._stderr_task = loop.create_task(self._read_stderr(), name=f"{name} stderr")
+        protocol.on_exit = self._on_exit
+        if protocol.exited.is_set():  # it exited before we were listening
+            self._on_exit()
+
+    @classmethod
+    async def start(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        inherit_env: bool = True,
+        name: str | None = None,
+        on_stderr: LineCallback | None = None,
+        on_invalid_line: LineCallback | None = None,
+        max_line_bytes: int = CLIENT_MAX_LINE,
+        close_timeout: float = 2.0,
+    ) -> StdioClientTransport:
+        """Spawn ``command`` (argv list; no shell). ``env`` adds to this process's environment, or replaces
+        it with ``inherit_env=False``. ``close_timeout`` bounds each step of :meth:`aclose`."""
+        argv = list(command)
+        if not argv:
+            raise ValueError("the server command is empty")
+        label = name or os.path.basename(argv[0])
+        child_env = {**os.environ, **(env or {})} if inherit_env else dict(env or {})
+        program = argv[0]
+        if not os.path.dirname(program):  # resolved here for a clear error, and for npx.cmd & co on Windows
+            found = shutil.which(program, path=child_env.get("PATH", os.defpath))
+            if found is None:
+                raise TransportClosed(
+                    f"{label}: cannot start {shlex.join(argv)}: {program!r} not found on PATH"
+                )
+            program = found
+        protocol = _Child()
+        try:
+            transport, _ = await asyncio.get_running_loop().subprocess_exec(
+                lambda: protocol,
+                program,
+                *argv[1:],
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,  # never inherited: a notebook's sys.stderr has no descriptor
+                env=child_env,
+                cwd=cwd,
+                start_new_session=True,  # its own process group, so shutdown reaches what it spawns (POSIX)
+            )
+        except OSError as exc:
+            raise TransportClosed(f"{label}: cannot start {shlex.join(argv)}: {exc.strerror or exc}") from exc
+        return cls(
+            transport,
+            protocol,
+            name=label,
+            on_stderr=on_stderr,
+            on_invalid_line=on_invalid_line,
+            max_line_bytes=max_line_bytes,
+            close_timeout=close_timeout,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code; negative: killed by that signal (POSIX); None while it runs."""
+        return self._transport.get_returncode()
+
+    def stderr_tail(self) -> str:
+        """The last ~200 lines (at most 64 KiB) the server wrote to stderr."""
+        return self._stderr.text()
+
+    def invalid_lines(self) -> list[str]:
+        """The last lines on stdout that were not JSON (cut to 1000 characters)."""
+        return list(self._invalid)
+
+    async def __aenter__(self) -> StdioClientTransport:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # ---- messages ----------------------------------------------------------------------------------------
+    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
+        data = _frame(message)
+        if self._closed:
+            raise TransportClosed(f"{self._name}: cannot send, the transport is closed")
+        if self._protocol.exited.is_set():
+            raise await self._ended("cannot send")
+        try:
+            await self._sink.write(data)
+        except OSError as exc:  # BrokenPipeError, ConnectionResetError
+            raise await self._ended("cannot send") from exc
+
+    async def receive(self) -> str:
+        while True:
+            if self._closed:
+                raise TransportClosed(f"{self._name}: the transport is closed")
+            try:
+                item = await self._lines.next()
+            except OSError as exc:
+                raise await self._ended("reading stdout failed") from exc
+            if item is None:
+                raise await self._ended()
+            text = self._message(item)
+            if text is not None:
+                return text
+
+    def _message(self, item: bytes | Overlong) -> str | None:
+        """The line as a message, or None after reporting it as not one."""
+        if isinstance(item, Overlong):
+            reason = f"line of {item.size} bytes dropped: over max_line_bytes={self._max_line}"
+            self._invalid_line(f"<{reason}> {_preview(item.head)}")
+            return None
+        if not item or item.isspace():
+            return None
+        try:
+            text = item.decode()
+        except UnicodeDecodeError as exc:
+            self._invalid_line(f"<invalid UTF-8 at byte {exc.start}> {_preview(item)}")
+            return None
+        # A line opening with "{" is meant as a message: the session reports it if it is broken. Anything
+        # else must be JSON (a batch) to count; "Server ready", "[INFO] ..." are banners and logs.
+        if text.lstrip().startswith("{") or _is_json(text):
+            return text
+        self._invalid_line(text)
+        return None
+
+    def _invalid_line(self, line: str) -> None:
+        self._invalid.append(line[:1000])
+        _notify(self._on_invalid_line, line, self._name)
+
+    async def _read_stderr(self) -> None:
+        lines = Lines(self._protocol.stderr, _STDERR_LINE_MAX)
+        while True:
+            try:
+                item = await lines.next()
+            except OSError:
+                return
+            if item is None:
+                return
+            if isinstance(item, Overlong):
+                line = f"{item.head.decode('utf-8', 'replace')}... [{item.size} bytes]"
+            else:
+                line = item.decode("utf-8", "replace").rstrip("\r")
+            self._stderr.add(line)
+            _notify(self._on_stderr, line, self._name)
+
+    # ---- the end -----------------------------------------------------------------------------------------
+    def _on_exit(self) -> None:
+        self._grace = asyncio.get_running_loop().call_later(_EXIT_GRACE, self._stop_reading_output)
+
+    def _stop_reading_output(self) -> None:
+        """The process is gone; a grandchild it left behind may hold stdout/stderr open forever."""
+        self._grace = None
+        for fd in (1, 2):
+            pipe = self._transport.get_pipe_transport(fd)
+            if isinstance(pipe, asyncio.ReadTransport) and not pipe.is_closing():
+                if not pipe.is_reading():  # paused: unread output is waiting for us, come back later
+                    self._grace = asyncio.get_running_loop().call_later(
+                        _EXIT_GRACE, self._stop_reading_output
+                    )
+                    return
+                pipe.close()
+
+    def _status(self) -> str:
+        code = self.returncode
+        if code is None:
+            return f"the server (pid {self._pid}) closed its stdout but is still running"
+        if code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+            return f"the server process (pid {self._pid}) {how}"
+        return f"the server process (pid {self._pid}) exited with code {code}"
+
+    def _detail(self) -> str:
+        tail = self._stderr.text(last=_DETAIL_LINES)
+        detail = f"stderr (last lines):\n{tail}" if tail else "stderr: (nothing)"
+        if self._invalid:
+            detail += "\nnon-JSON lines on stdout:\n" + "\n".join(list(self._invalid)[-5:])
+        return detail
+
+    async def _ended(self, doing: str | None = None) -> TransportClosed:
+        if await wait_event(self._protocol.exited, _EXIT_WAIT):
+            await asyncio.wait({self._stderr_task}, timeout=_EXIT_WAIT)  # its last words
+        prefix = f"{self._name}: {doing}: " if doing else f"{self._name}: "
+        return TransportClosed(prefix + self._status(), self._detail())
+
+    async def aclose(self) -> None:
+        """Close stdin, wait; SIGTERM, wait; SIGKILL, wait (each wait ``close_timeout``). Idempotent."""
+        if self._closing is not None:
+            await asyncio.shield(self._closing)
+            return
+        self._closed = True
+        self._closing = asyncio.get_running_loop().create_future()
+        try:
+            await self._shutdown()
+        except BaseException:  # cancelled half-way: never leave the process behind
+            self._transport.close()  # kills it if still running
+            self._stderr_task.cancel()
+            raise
+        finally:
+            self._closing.set_result(None)
+
+    async def _shutdown(self) -> None:
+        self._stdin.close()  # EOF: the polite request to exit
+        exited = self._protocol.exited
+        for sig in (None, signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
+            if sig is not None:
+                self._signal(sig)
+            if await wait_event(exited, self._close_timeout):
+                break
+        if self._grace is not None:
+            self._grace.cancel()
+        self._transport.close()  # closes the pipes; the child watcher reaps the process
+        await wait_event(self._protocol.finished, self._close_timeout)
+        if not (await asyncio.wait({self._stderr_task}, timeout=self._close_timeout))[0]:
+            self._stderr_task.cancel()
+            await asyncio.gather(self._stderr_task, return_exceptions=True)
+
+    def _signal(self, sig: int) -> None:
+        try:
+            if os.name == "posix":
+                os.killpg(self._pid, sig)  # the whole group: npx, uvx... run the real server as a child
+            else:
+                self._transport.kill()  # Windows has only TerminateProcess
+        except OSError:  # ProcessLookupError: gone already; EPERM: it left its group
+            with contextlib.suppress(OSError):
+                self._transport.send_signal(sig)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+# ---- server: serving over our own stdin/stdout -------------------------------------------------------------
+_protocol_stdout: int | None = None  # while redirect_stdout_to_stderr() runs: a descriptor on the real stdout
+
+
+@contextlib.contextmanager
+def redirect_stdout_to_stderr() -> Iterator[BinaryIO]:
+    """Keep everything but protocol messages off stdout while serving (spec: the server MUST NOT write
+    anything to its stdout that is not a valid MCP message).
+
+    ``sys.stdout`` and descriptor 1 itself point at stderr inside the block, so ``print()`` in a tool, C
+    extensions and child processes write there. A :class:`StdioServerTransport` opened inside writes to the
+    real stdout through a saved duplicate; the block yields another duplicate as a binary file, for callers
+    that frame messages themselves. Everything is restored on exit.
+    """
+    global _protocol_stdout
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = os.dup(1)
+    previous_fd, previous_stdout = _protocol_stdout, sys.stdout
+    out = os.fdopen(os.dup(saved), "wb")
+    try:
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr at all: stray output goes nowhere rather than into the protocol
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        sys.stdout = sys.stderr
+        _protocol_stdout = saved
+        yield out
+    finally:
+        _protocol_stdout = previous_fd
+        sys.stdout = previous_stdout
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        out.close()
+
+
+@dataclass
+class _ServerIO:
+    lines: Lines
+    stop_reading: Callable[[], None]
+    sink: Sink
+
+
+class StdioServerTransport:
+    """Serve one client over this process's stdin/stdout, or over a given pair of byte streams.
+
+    ``stdin``/``stdout``: None for this process's own (through duplicated descriptors, see
+    :func:`redirect_stdout_to_stderr`); binary files (a pipe is driven by the event loop; anything else, a
+    file, a tty, or any pipe on Windows, by a daemon thread); or an asyncio StreamReader / StreamWriter. The
+    transport owns and closes what it is given (a StreamReader ends when its own transport does). It opens on
+    first use, so it can be created outside a running loop.
+
+    Every line is delivered, except blank ones. A line that cannot be a message (invalid UTF-8, over
+    ``max_line_bytes``) is reported to ``on_invalid_line`` and delivered as a placeholder starting with ``<``,
+    which never parses as JSON: the session answers it with a -32700 Parse error and keeps serving.
+    """
+
+    def __init__(
+        self,
+        stdin: BinaryIO | asyncio.StreamReader | None = None,
+        stdout: BinaryIO | asyncio.StreamWriter | None = None,
+        *,
+        max_line_bytes: int = SERVER_MAX_LINE,
+        on_invalid_line: LineCallback | None = None,
+        name: str = "stdio server",
+        close_timeout: float = 2.0,
+    ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be positive")
+        self._stdin, self._stdout = stdin, stdout
+        self._max_line, self._on_invalid_line = max_line_bytes, on_invalid_line
+        self._name, self._close_timeout = name, close_timeout
+        self._io: _ServerIO | None = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def _ready(self) -> _ServerIO:
+        if self._io is None:
+            async with self._lock:
+                if self._closed:
+                    raise TransportClosed(f"{self._name}: the transport is closed")
+                if self._io is None:
+                    try:
+                        self._io = await self._open()
+                    except OSError as exc:
+                        raise TransportClosed(f"{self._name}: cannot open stdin/stdout: {exc}") from exc
+        return self._io
+
+    async def _open(self) -> _ServerIO:
+        stdin, stdout = self._stdin, self._stdout
+        if isinstance(stdin, asyncio.StreamReader):
+            reader, stop_reading = stdin, _nothing
+        else:
+            reader, stop_reading = await read_from(stdin or os.fdopen(os.dup(0), "rb"))
+        try:
+            if isinstance(stdout, asyncio.StreamWriter):
+                sink: Sink = StreamSink(stdout, self._close_timeout)
+            else:
+                fd = 1 if _protocol_stdout is None else _protocol_stdout
+                sink = await write_to(stdout or os.fdopen(os.dup(fd), "wb"), self._close_timeout)
+        except BaseException:
+            stop_reading()
+            raise
+        return _ServerIO(Lines(reader, self._max_line), stop_reading, sink)
+
+    async def receive(self) -> str:
+        lines = (await self._ready()).lines
+        while True:
+            if self._closed:
+                raise TransportClosed(f"{self._name}: the transport is closed")
+            try:
+                item = await lines.next()
+            except OSError as exc:
+                raise TransportClosed(f"{self._name}: reading stdin failed: {exc}") from exc
+            if item is None:
+                raise TransportClosed(f"{self._name}: stdin closed (the client is gone)")
+            text = self._message(item)
+            if text is not None:
+                return text
+
+    def _message(self, item: bytes | Overlong) -> str | None:
+        if isinstance(item, Overlong):
+            return self._placeholder(
+                f"line of {item.size} bytes dropped: over max_line_bytes={self._max_line}", item.head
+            )
+        if not item or item.isspace():
+            return None
+        try:
+            return item.decode()
+        except UnicodeDecodeError as exc:
+            # Not decoded leniently: "replace" or "surrogateescape" would let the broken line parse as JSON.
+            return self._placeholder(f"invalid UTF-8 at byte {exc.start}", item)
+
+    def _placeholder(self, reason: str, raw: bytes) -> str:
+        text = f"<{reason}> {_preview(raw)}"
+        _notify(self._on_invalid_line, text, self._name)
+        return text
+
+    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
+        data = _frame(message)
+        sink = (await self._ready()).sink
+        if self._closed:
+            raise TransportClosed(f"{self._name}: cannot send, the transport is closed")
+        try:
+            await sink.write(data)
+        except OSError as exc:
+            raise TransportClosed(
+                f"{self._name}: cannot write to stdout (the client is gone): {exc}"
+            ) from exc
+
+    async def aclose(self) -> None:
+        """Stop reading, flush and close stdout (bounded). Idempotent."""
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            io = self._io
+            if io is None:  # never opened: still close what we were given
+                for given in (self._stdin, self._stdout):
+                    if given is not None and not isinstance(given, asyncio.StreamReader):
+                        given.close()
+                return
+            io.stop_reading()
+            await asyncio.sleep(0)  # the pipe transport closes its descriptor in a callback: let it run
+            await io.sink.aclose()
+
+
+def _nothing() -> None:
+    pass

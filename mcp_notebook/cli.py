@@ -1,0 +1,300 @@
+"""The command line: ``mcp-notebook serve TARGET`` (also ``python -m mcp_notebook serve TARGET``).
+
+``TARGET`` names a :class:`~mcp_notebook.server.Server` object: ``MODULE_OR_FILE[:ATTRIBUTE]``, where the
+module is a dotted import name (``pkg.tools``) or a path to a ``.py`` file, and the attribute defaults to
+``server``. It is served over stdio (this process's stdin/stdout) unless ``--http HOST:PORT`` asks for
+Streamable HTTP.
+
+How a target is loaded is chosen by its file suffix from :data:`LOADERS` (dotted names are imported);
+another kind of source, such as a notebook, plugs in with :func:`register_loader`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from .server import Server
+
+__all__ = ["LOADERS", "Target", "TargetError", "load_server", "main", "parse_target", "register_loader"]
+
+PROG = "mcp-notebook"
+DEFAULT_ATTRIBUTE = "server"
+DEFAULT_HOST = "127.0.0.1"
+TOKEN_ENV = "MCP_NOTEBOOK_TOKEN"
+DEFAULT_SSE_RETRY_MS = 500
+
+EXIT_USAGE = 2  # argparse's code for a bad command line; a target that is not a Server is one too
+EXIT_INTERRUPTED = 130
+
+
+class TargetError(Exception):
+    """The target cannot be found, or is not a Server: the user's command line is wrong (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    source: str  # a dotted module name or a file path
+    attribute: str | None  # None: the loader's default
+
+
+# A loader turns a source file into the Server it defines; ``attribute`` None means "the default one".
+Loader = Callable[[Path, "str | None"], Server]
+
+
+def parse_target(text: str) -> Target:
+    """``pkg.mod``, ``pkg.mod:app``, ``path/to/file.py``, ``path/to/file.py:app``.
+
+    Only a final ``:identifier`` is an attribute, so a Windows drive (``C:\\x.py``) stays part of the path.
+    """
+    source, colon, attribute = text.rpartition(":")
+    if colon and source and attribute.isidentifier():
+        return Target(source, attribute)
+    return Target(text, None)
+
+
+def _check_server(value: object, where: str) -> Server:
+    if not isinstance(value, Server):
+        raise TargetError(f"{where} is not an mcp_notebook.Server (it is a {type(value).__name__} object)")
+    return value
+
+
+def _server_attribute(module: ModuleType, attribute: str | None, where: str) -> Server:
+    name = attribute or DEFAULT_ATTRIBUTE
+    if not hasattr(module, name):
+        hint = "" if attribute else f" (name another one with {where}:NAME)"
+        raise TargetError(f"{where} has no attribute {name!r}{hint}")
+    return _check_server(getattr(module, name), f"{where}:{name}")
+
+
+def _unique_module_name(path: Path) -> str:
+    stem = path.stem
+    if stem.isidentifier() and stem not in sys.modules:
+        return stem
+    n = 1
+    while f"_mcp_notebook_target_{n}" in sys.modules:
+        n += 1
+    return f"_mcp_notebook_target_{n}"
+
+
+def load_python_file(path: Path, attribute: str | None) -> Server:
+    """Run a ``.py`` file as a module (its folder first on ``sys.path``, as ``python FILE`` does)."""
+    path = path.resolve()
+    name = _unique_module_name(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TargetError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module  # registered first, so dataclasses and pickling can find the module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return _server_attribute(module, attribute, str(path))
+
+
+def load_module(dotted: str, attribute: str | None) -> Server:
+    """Import ``dotted`` the way ``python -m`` would find it (the current folder first on ``sys.path``)."""
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(dotted)
+    except ModuleNotFoundError as exc:
+        # Only a missing *target* is a usage error; a module the target itself imports is its own bug.
+        if exc.name is not None and (dotted == exc.name or dotted.startswith(exc.name + ".")):
+            raise TargetError(f"no module named {dotted!r} (and no file of that name)") from exc
+        raise
+    return _server_attribute(module, attribute, dotted)
+
+
+LOADERS: dict[str, Loader] = {".py": load_python_file}
+
+
+def register_loader(suffix: str, loader: Loader) -> None:
+    """Serve files ending in ``suffix`` (``".ipynb"``, say) with ``loader(path, attribute) -> Server``."""
+    LOADERS[suffix.lower()] = loader
+
+
+def load_server(target: Target) -> Server:
+    """The Server ``target`` names; raises :class:`TargetError` for what the user got wrong."""
+    path = Path(target.source)
+    loader = LOADERS.get(path.suffix.lower())
+    if loader is not None:
+        if not path.is_file():
+            raise TargetError(f"no such file: {target.source}")
+        return loader(path, target.attribute)
+    if path.is_file():
+        known = ", ".join(sorted(LOADERS))
+        raise TargetError(f"cannot serve {target.source}: not a known kind of file ({known})")
+    if not all(part.isidentifier() for part in target.source.split(".")):
+        raise TargetError(f"{target.source!r} is neither a file nor a dotted module name")
+    return load_module(target.source, target.attribute)
+
+
+# ---- serving ---------------------------------------------------------------------------------------------
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1); ``[::1]:PORT`` for IPv6. Port 0: any free."""
+    host, colon, port_text = text.rpartition(":")
+    if not colon:
+        host, port_text = "", text
+    host = host.removeprefix("[").removesuffix("]") or DEFAULT_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range: {port}")
+    return host, port
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of milliseconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of milliseconds, got {value}")
+    return value
+
+
+async def serve_http(
+    server: Server, host: str, port: int, *, token: str | None = None, sse_retry_ms: int | None = None
+) -> None:
+    """Serve over Streamable HTTP until SIGINT or SIGTERM, then stop cleanly (open sessions are ended).
+
+    ``sse_retry_ms`` set turns on SSE polling with that reconnection delay.
+    """
+    from .transports.http_server import StreamableHTTPServer
+
+    if sse_retry_ms is None:
+        http = StreamableHTTPServer(server, token=token)
+    else:
+        http = StreamableHTTPServer(server, token=token, sse_polling=True, sse_retry_ms=sse_retry_ms)
+    url = await http.start(host, port)
+    print(f"{PROG}: serving {server.name!r} at {url}", file=sys.stderr, flush=True)
+    try:
+        await _until_signalled()
+    finally:
+        await http.stop()
+        print(f"{PROG}: stopped", file=sys.stderr, flush=True)
+
+
+async def _until_signalled() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    installed: list[signal.Signals] = []
+    for sig in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows' loop
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+    try:
+        await stop.wait()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr(enabled: bool) -> Iterator[None]:
+    """While loading a stdio server, stray ``print``s must not reach stdout, which carries the protocol."""
+    if not enabled:
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def _serve(args: argparse.Namespace) -> int:
+    target = parse_target(args.target)
+    stdio = args.http is None
+    try:
+        with _stdout_to_stderr(stdio):
+            server = load_server(target)
+    except TargetError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception:
+        print(f"{PROG}: error: loading {args.target} failed:", file=sys.stderr)
+        traceback.print_exc()
+        return 1
+    try:
+        if stdio:
+            server.run_stdio()
+        else:
+            host, port = args.http
+            token = args.token or os.environ.get(TOKEN_ENV) or None
+            asyncio.run(
+                serve_http(
+                    server, host, port, token=token, sse_retry_ms=args.sse_retry if args.sse_polling else None
+                )
+            )
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Build, serve and call MCP servers from Python.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve = commands.add_parser(
+        "serve",
+        help="serve an mcp_notebook Server over stdio or Streamable HTTP",
+        description="Serve the Server named by TARGET over stdio (default) or Streamable HTTP (--http).",
+        epilog=(
+            "TARGET is MODULE_OR_FILE[:NAME]: a dotted module name or a path to a .py file, and the name of "
+            f"the Server object in it (default: {DEFAULT_ATTRIBUTE}). "
+            "Examples: mcp-notebook serve tools.py; mcp-notebook serve pkg.tools:app --http 127.0.0.1:8765"
+        ),
+    )
+    serve.add_argument("target", metavar="TARGET", help="MODULE_OR_FILE[:NAME] (NAME defaults to 'server')")
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        type=parse_address,
+        help=f"serve Streamable HTTP at http://HOST:PORT/mcp (default HOST {DEFAULT_HOST}; PORT 0: any free)",
+    )
+    serve.add_argument(
+        "--token",
+        metavar="T",
+        help=f"with --http: require 'Authorization: Bearer T' (default: ${TOKEN_ENV} if set)",
+    )
+    serve.add_argument(
+        "--sse-polling",
+        action="store_true",
+        help=(
+            "with --http: start each SSE stream with a priming event and a 'retry:' delay, so the server may "
+            "close a stream mid-call and the client resume it with Last-Event-ID (SEP-1699)"
+        ),
+    )
+    serve.add_argument(
+        "--sse-retry",
+        metavar="MS",
+        type=_positive_int,
+        default=DEFAULT_SSE_RETRY_MS,
+        help=f"with --sse-polling: the reconnection delay sent to clients (default {DEFAULT_SSE_RETRY_MS})",
+    )
+    serve.set_defaults(run=_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve" and args.http is None and (args.token or args.sse_polling):
+        parser.error("--token and --sse-polling apply to --http only")
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)

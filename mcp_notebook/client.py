@@ -20,13 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from .connection import Connection, IncomingRequest, ProgressCallback
 from .protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, RemoteProtocolError
 from .protocol.session import Role, Session
 from .protocol.versions import LATEST_LEGACY, ProtocolVersion
+from .tools._validation import SchemaCheck
 from .trace import Trace
 from .transports.base import Transport
 from .transports.memory import memory_pair
@@ -104,7 +102,7 @@ class Client:
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None
         self._tools: dict[str, dict[str, Any]] = {}
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, SchemaCheck] = {}
         self._tools_stale = True
 
     # ---- connection --------------------------------------------------------------------------------------
@@ -283,15 +281,16 @@ class Client:
             return
         if "structuredContent" not in result:
             raise RemoteProtocolError(f"tool {name!r} has an outputSchema but returned no structuredContent")
-        validator = self._validators.get(name)
-        if validator is None:
-            validator = self._validators[name] = Draft202012Validator(schema)
-        error = best_match(validator.iter_errors(result["structuredContent"]))
-        if error is not None:
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        check = self._validators.get(name)
+        if check is None:
+            try:
+                check = self._validators[name] = SchemaCheck(schema)
+            except ValueError as exc:
+                raise RemoteProtocolError(f"tool {name!r} has an unusable outputSchema: {exc}") from exc
+        problems = check.problems(result["structuredContent"])
+        if problems:
             raise RemoteProtocolError(
-                f"tool {name!r} returned structuredContent that does not match its outputSchema"
-                f" at {where}: {error.message}"
+                f"tool {name!r} returned structuredContent not matching its outputSchema: {problems[0]}"
             )
 
     # ---- resources, prompts, completion, logging, ping ---------------------------------------------------

@@ -18,13 +18,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import ipywidgets as widgets
-from jsonschema import Draft202012Validator, FormatChecker, ValidationError
-from jsonschema.exceptions import SchemaError, UnknownType
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
+from .._jsonschema import (
+    Draft202012Validator,
+    FormatChecker,
+    SchemaError,
+    UnknownType,
+    ValidationError,
+    Validator,
+    validator_for,
+)
 from .form_fields import EMPTY, Field, Key, Kit, NullableField, UnionField, build_root
 
 __all__ = ["FieldError", "SchemaForm"]

@@ -324,6 +324,8 @@ def schema_errors(instance: Any, schema: Mapping[str, Any], *, limit: int = 20) 
     import referencing
     import referencing.exceptions
 
+    from .. import _jsonschema  # noqa: F401  (first import of jsonschema without its grammar tax)
+
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(dict(schema))

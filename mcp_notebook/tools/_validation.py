@@ -11,10 +11,16 @@ from typing import Any
 
 import referencing
 import referencing.exceptions
-from jsonschema import FormatChecker
-from jsonschema.exceptions import SchemaError, ValidationError, relevance
-from jsonschema.protocols import Validator
-from jsonschema.validators import Draft202012Validator, validator_for
+
+from .._jsonschema import (
+    Draft202012Validator,
+    FormatChecker,
+    SchemaError,
+    ValidationError,
+    Validator,
+    relevance,
+    validator_for,
+)
 
 __all__ = ["SchemaCheck", "format_path"]
 

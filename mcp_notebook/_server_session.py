@@ -55,6 +55,7 @@ class ServerSession:
         )
         self.log_level: str | None = None  # None: the client never set one; we send everything
         self.subscriptions: set[str] = set()
+        self._held: list[tuple[str, dict[str, Any] | None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -76,14 +77,22 @@ class ServerSession:
         return await handler(self, request)
 
     async def on_notification(self, method: str, params: dict[str, Any]) -> None:
-        if method == "notifications/roots/list_changed":
+        if method == "notifications/initialized":
+            held, self._held = self._held, []
+            for held_method, held_params in dict.fromkeys((m, _freeze(p)) for m, p in held):
+                await self._notify_quietly(held_method, dict(held_params) if held_params else None)
+        elif method == "notifications/roots/list_changed":
             self.server._emit("roots_changed", {"session": self})
 
     # ---- messages the server sends on its own ------------------------------------------------------------
     def notify_soon(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification from any thread, without waiting (list_changed, resources/updated)."""
         loop = self.loop
-        if loop is None or self.connection.closed or self.session.state is not State.READY:
+        if loop is None or self.connection.closed:
+            return
+        if self.session.state is not State.READY:
+            # Not before notifications/initialized (lifecycle#operation): keep it until then.
+            self._held.append((method, params))
             return
         # RuntimeError: the loop already closed, so the connection is gone.
         with contextlib.suppress(RuntimeError):
@@ -99,6 +108,11 @@ class ServerSession:
         if self.log_level is None:
             return True
         return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+
+def _freeze(params: dict[str, Any] | None) -> tuple[tuple[str, Any], ...] | None:
+    """Held notifications are deduplicated (one list_changed is enough); their params are flat."""
+    return tuple(sorted(params.items())) if params else None
 
 
 class _ContextBackend:

@@ -23,7 +23,7 @@ from .protocol.errors import (
     LocalProtocolError,
     RequestTimeoutError,
 )
-from .protocol.jsonrpc import RequestId
+from .protocol.jsonrpc import RequestId, valid_id
 from .protocol.session import (
     ErrorReceived,
     Event,
@@ -358,7 +358,7 @@ class Connection:
             self._spawn(handler(event.method, params), f"{self.name} {event.method}")
 
     def _cancel_incoming(self, request_id: Any) -> None:
-        running = self._running.get(request_id) if isinstance(request_id, (str, int)) else None
+        running = self._running.get(request_id) if valid_id(request_id) else None
         if running is None:
             return  # unknown or finished: ignore (cancellation#behavior-requirements)
         task, incoming = running

@@ -269,9 +269,9 @@ class Session:
 
     def cancel(self, request_id: RequestId, reason: str | None = None) -> str:
         """Give up on a request of ours: returns notifications/cancelled to send; late answers are dropped."""
-        method = self._outgoing.pop(request_id, None)
-        if method == "initialize":
+        if self._outgoing.get(request_id) == "initialize":
             raise LocalProtocolError("the initialize request cannot be cancelled (lifecycle)")
+        self._outgoing.pop(request_id, None)
         self._abandoned.append(request_id)
         params: dict[str, Any] = {"requestId": request_id}
         if reason:
@@ -280,22 +280,25 @@ class Session:
 
     def send_result(self, request_id: RequestId, result: dict[str, Any]) -> str:
         method = self._owed(request_id)
+        text = jsonrpc.serialize(Response(request_id, result))  # may raise (NaN...): the request stays owed
         if method == "initialize":
             self._fire(Trigger.SEND_INITIALIZE_RESULT)
-        return jsonrpc.serialize(Response(request_id, result))
+        del self._incoming[request_id]
+        return text
 
     def send_error(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> str:
-        if request_id is not None and self._owed(request_id) == "initialize":
-            self._fire(Trigger.SEND_INITIALIZE_ERROR)
-        return jsonrpc.serialize(ErrorResponse(request_id, code, message, data))
+        text = jsonrpc.serialize(ErrorResponse(request_id, code, message, data))
+        if request_id is not None:
+            if self._owed(request_id) == "initialize":
+                self._fire(Trigger.SEND_INITIALIZE_ERROR)
+            del self._incoming[request_id]
+        return text
 
     def _owed(self, request_id: RequestId) -> str:
         try:
-            return self._incoming.pop(request_id)
+            return self._incoming[request_id]
         except KeyError:
-            raise LocalProtocolError(
-                f"no request {request_id!r} from the peer is awaiting an answer"
-            ) from None
+            raise LocalProtocolError(f"no request {request_id!r} from the peer is awaiting an answer") from None
 
     def forget(self, request_id: RequestId) -> None:
         """The peer cancelled its request: we must not answer it (cancellation#behavior-requirements)."""

@@ -1,0 +1,307 @@
+"""Progress, timeouts, cancellation and a server that disappears mid-call.
+
+Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress (MCP-NOTES §3.5),
+.../basic/utilities/cancellation (§3.6), .../basic/lifecycle#timeouts (§2.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from mcp_notebook.client import Client
+from mcp_notebook.protocol.errors import ConnectionClosedError, RequestTimeoutError
+from mcp_notebook.server import Server
+from mcp_notebook.tools import Context
+from mcp_notebook.transports.memory import memory_pair
+from tests.interaction._harness import WAIT, Connect
+
+
+def cancellations_sent(client: Client) -> list[dict[str, Any]]:
+    return [
+        e.message["params"]
+        for e in client.trace
+        if e.direction == "out" and e.message.get("method") == "notifications/cancelled"
+    ]
+
+
+def request_ids_sent(client: Client, method: str) -> list[Any]:
+    return [
+        e.message["id"] for e in client.trace if e.direction == "out" and e.message.get("method") == method
+    ]
+
+
+class Blocker:
+    """A tool that starts, then waits until cancelled; the test sees both through events."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cancelled = asyncio.Event()
+        self.ctx_cancelled: bool | None = None
+
+    async def tool(self, ctx: Context) -> str:
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.ctx_cancelled = ctx.cancelled
+            self.cancelled.set()
+            raise
+        raise AssertionError("unreachable")
+
+
+def blocking_server() -> tuple[Server, Blocker]:
+    server = Server("s")
+    blocker = Blocker()
+    server.add_tool(blocker.tool, name="block")
+    return server, blocker
+
+
+# -- progress ------------------------------------------------------------------------------------------------
+async def test_progress_callback_receives_increasing_progress(connect: Connect) -> None:
+    """basic/utilities/progress: the requestor sends a progressToken; the receiver's notifications carry it,
+    progress MUST increase, total and message are optional."""
+    server = Server("s")
+
+    @server.tool
+    async def work(ctx: Context) -> str:
+        for i in range(1, 6):
+            await ctx.report_progress(i * 10, 50, f"step {i}")
+        return "done"
+
+    seen: list[tuple[float, float | None, str | None]] = []
+    async with connect(server) as client:
+        result = await client.call_tool("work", progress_callback=lambda p, t, m: seen.append((p, t, m)))
+        sent = [
+            e.message
+            for e in client.trace
+            if e.direction == "out" and e.message.get("method") == "tools/call"
+        ]
+        received = [e.message for e in client.trace if e.message.get("method") == "notifications/progress"]
+
+    assert result["content"] == [{"type": "text", "text": "done"}]
+    assert seen == [
+        (10, 50, "step 1"),
+        (20, 50, "step 2"),
+        (30, 50, "step 3"),
+        (40, 50, "step 4"),
+        (50, 50, "step 5"),
+    ]
+    token = sent[0]["params"]["_meta"]["progressToken"]
+    assert {n["params"]["progressToken"] for n in received} == {token}
+
+
+async def test_no_progress_without_a_progress_token(connect: Connect) -> None:
+    """basic/utilities/progress: progress is sent only for requests that carried a progressToken."""
+    server = Server("s")
+
+    @server.tool
+    async def work(ctx: Context) -> str:
+        await ctx.report_progress(1, 2)
+        return "done"
+
+    async with connect(server) as client:
+        await client.call_tool("work")
+        assert not [e for e in client.trace if e.message.get("method") == "notifications/progress"]
+
+
+async def test_progress_resets_the_timeout(connect: Connect) -> None:
+    """basic/lifecycle#timeouts: the receiver MAY reset the timeout clock on progress. A tool working for
+    0.5 s and reporting every 0.05 s finishes under a 0.2 s timeout."""
+    server = Server("s")
+
+    @server.tool
+    async def steady(ctx: Context) -> str:
+        for i in range(1, 11):
+            await asyncio.sleep(0.05)  # the tool's own work, not a wait for the test's sake
+            await ctx.report_progress(i, 10)
+        return "finished"
+
+    ticks: list[float] = []
+    async with connect(server) as client:
+        result = await client.call_tool(
+            "steady", timeout=0.2, progress_callback=lambda p, t, m: ticks.append(p)
+        )
+
+    assert result["content"][0]["text"] == "finished"
+    assert ticks == list(range(1, 11))
+
+
+async def test_max_timeout_bounds_a_call_despite_progress(connect: Connect) -> None:
+    """basic/lifecycle#timeouts: a maximum timeout SHOULD always be enforced, regardless of progress."""
+    server = Server("s")
+    stopped = asyncio.Event()
+
+    @server.tool
+    async def forever(ctx: Context) -> str:
+        i = 0
+        try:
+            while True:
+                i += 1
+                await asyncio.sleep(0.02)
+                await ctx.report_progress(i)
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+
+    async with connect(server) as client:
+        with pytest.raises(RequestTimeoutError):
+            await client.call_tool("forever", timeout=0.2, max_timeout=0.3, progress_callback=lambda *a: None)
+        await asyncio.wait_for(stopped.wait(), WAIT)
+
+
+# -- timeouts ------------------------------------------------------------------------------------------------
+async def test_silent_tool_times_out_and_the_server_sees_the_cancellation(connect: Connect) -> None:
+    """basic/lifecycle#timeouts: on timeout the sender SHOULD issue notifications/cancelled and stop waiting;
+    cancellation#behavior-requirements: the receiver SHOULD stop processing."""
+    server, blocker = blocking_server()
+    async with connect(server) as client:
+        with pytest.raises(RequestTimeoutError):
+            await client.call_tool("block", timeout=0.2)
+        await asyncio.wait_for(blocker.cancelled.wait(), WAIT)
+        (call_id,) = request_ids_sent(client, "tools/call")
+        (cancel,) = cancellations_sent(client)
+
+    assert blocker.ctx_cancelled is True
+    assert cancel["requestId"] == call_id
+
+
+async def test_silent_sync_tool_sees_ctx_cancelled_after_timeout(connect: Connect) -> None:
+    """The same for a plain ``def`` tool running in a thread: it cannot be interrupted, so ctx.cancelled is
+    how it learns it should stop (cancellation#behavior-requirements)."""
+    server = Server("s")
+    started = threading.Event()
+    noticed = threading.Event()
+    unit_of_work = threading.Event()  # never set: waiting on it for 0.01 s stands for a chunk of work
+
+    @server.tool
+    def grind(ctx: Context) -> str:
+        started.set()
+        while not ctx.cancelled:
+            unit_of_work.wait(0.01)
+        noticed.set()
+        return "stopped"
+
+    async with connect(server) as client:
+        with pytest.raises(RequestTimeoutError):
+            await client.call_tool("grind", timeout=0.2)
+        assert await asyncio.to_thread(noticed.wait, WAIT)
+    assert started.is_set()
+
+
+async def test_late_result_after_timeout_is_ignored(connect: Connect) -> None:
+    """cancellation#behavior-requirements: the sender SHOULD ignore a response that arrives after
+    cancelling. A tool that ignores cancellation answers late; the connection stays usable."""
+    server = Server("s")
+    release = asyncio.Event()
+
+    @server.tool
+    async def stubborn() -> str:
+        while True:
+            try:
+                await release.wait()
+                return "late"
+            except asyncio.CancelledError:
+                continue  # deliberately ignores the cancellation
+
+    async with connect(server) as client:
+        with pytest.raises(RequestTimeoutError):
+            await client.call_tool("stubborn", timeout=0.1)
+        release.set()
+        await client.send_ping()
+        assert (await client.call_tool("stubborn"))["content"][0]["text"] == "late"
+
+
+# -- cancellation by the caller ------------------------------------------------------------------------------
+async def test_cancelling_the_awaiting_task_sends_cancelled_and_cancels_the_handler(connect: Connect) -> None:
+    """basic/utilities/cancellation: the requestor sends notifications/cancelled {requestId, reason?}; the
+    receiver SHOULD stop processing and not respond."""
+    server, blocker = blocking_server()
+    async with connect(server) as client:
+        call = asyncio.create_task(client.call_tool("block"))
+        await asyncio.wait_for(blocker.started.wait(), WAIT)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.wait_for(blocker.cancelled.wait(), WAIT)
+        (call_id,) = request_ids_sent(client, "tools/call")
+        (cancel,) = cancellations_sent(client)
+        await client.send_ping()  # still usable
+        answers = [e.message for e in client.trace if e.direction == "in" and e.message.get("id") == call_id]
+
+    assert cancel["requestId"] == call_id
+    assert blocker.ctx_cancelled is True
+    assert answers == []  # the server did not respond to the cancelled request
+
+
+# -- disconnects ---------------------------------------------------------------------------------------------
+async def test_server_disconnect_mid_call_fails_the_pending_call_promptly(connect: Connect) -> None:
+    """No request waits forever: when the transport ends, every pending request fails at once with
+    ConnectionClosedError (DESIGN "reliability"; basic/lifecycle#shutdown)."""
+    server, blocker = blocking_server()
+    async with connect(server, timeout=60) as client:
+        call = asyncio.create_task(client.call_tool("block"))
+        await asyncio.wait_for(blocker.started.wait(), WAIT)
+        await connect.drop_server(server)
+        with pytest.raises(ConnectionClosedError):
+            await asyncio.wait_for(call, WAIT)
+        await asyncio.wait_for(blocker.cancelled.wait(), WAIT)  # the server stopped the handler too
+        with pytest.raises(ConnectionClosedError):
+            await client.send_ping()
+
+
+async def test_client_disconnect_mid_call_cancels_the_server_handler(connect: Connect) -> None:
+    """basic/lifecycle#shutdown: when the client goes away, the server stops work for it."""
+    server, blocker = blocking_server()
+    async with connect(server) as client:
+        call = asyncio.create_task(client.call_tool("block"))
+        await asyncio.wait_for(blocker.started.wait(), WAIT)
+    with pytest.raises(ConnectionClosedError):
+        await asyncio.wait_for(call, WAIT)
+    await asyncio.wait_for(blocker.cancelled.wait(), WAIT)
+
+
+# -- scripted client: behaviour the Client never produces (memory transport only) ----------------------------
+async def test_cancellation_with_a_boolean_request_id_is_ignored() -> None:
+    """cancellation#behavior-requirements: invalid cancellation notifications SHOULD be ignored. Request ids
+    are strings or integers (basic#requests), so requestId true must not cancel request 1 (True == 1 in
+    Python). The client is played by hand over a memory pair."""
+    server, blocker = blocking_server()
+    client_side, server_side = memory_pair()
+    serving = asyncio.create_task(server.serve(server_side))
+
+    async def send(message: dict[str, Any]) -> None:
+        await client_side.send(json.dumps({"jsonrpc": "2.0", **message}))
+
+    async def answer(request_id: int) -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(await asyncio.wait_for(client_side.receive(), WAIT))
+            if message.get("id") == request_id:
+                return message
+
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "hand", "version": "0"},
+    }
+    await send({"id": 100, "method": "initialize", "params": init})
+    await answer(100)
+    await send({"method": "notifications/initialized"})
+    await send({"id": 1, "method": "tools/call", "params": {"name": "block", "arguments": {}}})
+    await asyncio.wait_for(blocker.started.wait(), WAIT)
+    await send({"method": "notifications/cancelled", "params": {"requestId": True}})
+    await send({"id": 2, "method": "ping"})
+    await answer(2)
+    await send({"id": 3, "method": "ping"})
+    await answer(3)
+    cancelled_by_bool = blocker.cancelled.is_set()
+
+    await send({"method": "notifications/cancelled", "params": {"requestId": 1}})
+    await asyncio.wait_for(blocker.cancelled.wait(), WAIT)
+    await client_side.aclose()
+    await asyncio.wait_for(serving, WAIT)
+    assert not cancelled_by_bool

@@ -84,7 +84,7 @@ def _loads(data: str | bytes) -> Any:
 def parse(data: str | bytes, *, allow_batch: bool = False) -> list[Message | Invalid]:
     """Parse one line/body. Returns one item, or several for an accepted batch (protocol 2025-03-26 only)."""
     try:
-        # MCP messages are UTF-8 (basic#messages); json.loads would sniff UTF-16/32 from bytes, so decode here.
+        # MCP messages are UTF-8 (basic#messages); json.loads would sniff UTF-16/32 in bytes: decode here.
         obj = _loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
     except (ValueError, RecursionError, TypeError) as exc:
         # UnicodeDecodeError is a ValueError: invalid UTF-8 is a parse error as well.

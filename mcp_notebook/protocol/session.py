@@ -298,7 +298,7 @@ class Session:
         try:
             return self._incoming[request_id]
         except KeyError:
-            raise LocalProtocolError(f"no request {request_id!r} from the peer is awaiting an answer") from None
+            raise LocalProtocolError(f"no request {request_id!r} from the peer awaits an answer") from None
 
     def forget(self, request_id: RequestId) -> None:
         """The peer cancelled its request: we must not answer it (cancellation#behavior-requirements)."""

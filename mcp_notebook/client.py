@@ -128,7 +128,12 @@ class Client:
             from .transports.stdio import StdioClientTransport
 
             return await StdioClientTransport.start(
-                list(target), env=self._env, cwd=self._cwd, name=self.name, on_stderr=self._on_stderr
+                list(target),
+                env=self._env,
+                cwd=self._cwd,
+                name=self.name,
+                on_stderr=self._on_stderr,
+                on_invalid_line=self._on_invalid_line,
             )
         if hasattr(target, "serve"):  # a Server: join it in memory (still JSON on the wire)
             client_side, server_side = memory_pair()
@@ -140,6 +145,9 @@ class Client:
 
     def _on_stderr(self, line: str) -> None:
         self.trace.record("note", f"[stderr] {line}")
+
+    def _on_invalid_line(self, line: str) -> None:
+        self.trace.record("note", f"[not JSON-RPC on stdout, ignored] {line}")
 
     async def connect(self) -> Client:
         """Open the transport and run the initialize handshake."""

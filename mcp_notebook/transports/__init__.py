@@ -20,18 +20,22 @@ if TYPE_CHECKING:
         connect_http,
     )
     from .http_server import HTTPSessionTransport, StreamableHTTPServer
+    from .stdio import StdioClientTransport, StdioServerTransport, redirect_stdout_to_stderr
 
 __all__ = [
     "HTTPClientTransport",
     "HTTPSessionTransport",
     "LegacySSEClientTransport",
     "SessionExpired",
+    "StdioClientTransport",
+    "StdioServerTransport",
     "StreamableHTTPClientTransport",
     "StreamableHTTPServer",
     "Transport",
     "TransportClosed",
     "connect_http",
     "memory_pair",
+    "redirect_stdout_to_stderr",
 ]
 
 _WHERE = {
@@ -42,6 +46,9 @@ _WHERE = {
     "connect_http": ".http_client",
     "HTTPSessionTransport": ".http_server",
     "StreamableHTTPServer": ".http_server",
+    "StdioClientTransport": ".stdio",
+    "StdioServerTransport": ".stdio",
+    "redirect_stdout_to_stderr": ".stdio",
 }
 
 

@@ -135,7 +135,7 @@ class PipeSink:
 class StreamSink:
     def __init__(self, writer: asyncio.StreamWriter, close_timeout: float) -> None:
         self._writer, self._timeout = writer, close_timeout
-        self._lock = asyncio.Lock()  # concurrent drain() calls are only safe from Python 3.10.? on
+        self._lock = asyncio.Lock()  # older asyncio releases asserted on concurrent drain() calls
 
     async def write(self, data: bytes) -> None:
         if self._writer.is_closing():

@@ -309,6 +309,16 @@ class StdioClientTransport:
         _notify(self._on_invalid_line, line, self._name)
 
     async def _read_stderr(self) -> None:
+        try:
+            await self._drain_stderr()
+        except asyncio.CancelledError:
+            # Cancelled while still open: the loop is shutting down (the end of asyncio.run) and nobody
+            # called aclose(). Close now, while the loop still runs: no orphan, no "Event loop is closed".
+            if self._closing is None:
+                await self._close(in_stderr_task=True)
+            raise
+
+    async def _drain_stderr(self) -> None:
         lines = Lines(self._protocol.stderr, _STDERR_LINE_MAX)
         while True:
             try:
@@ -334,7 +344,7 @@ class StdioClientTransport:
         for fd in (1, 2):
             pipe = self._transport.get_pipe_transport(fd)
             if isinstance(pipe, asyncio.ReadTransport) and not pipe.is_closing():
-                if not pipe.is_reading():  # paused: unread output is waiting for us, come back later
+                if not _is_reading(pipe):  # paused: unread output is waiting for us, come back later
                     self._grace = asyncio.get_running_loop().call_later(
                         _EXIT_GRACE, self._stop_reading_output
                     )
@@ -371,18 +381,22 @@ class StdioClientTransport:
         if self._closing is not None:
             await asyncio.shield(self._closing)
             return
+        await self._close()
+
+    async def _close(self, *, in_stderr_task: bool = False) -> None:
         self._closed = True
         self._closing = asyncio.get_running_loop().create_future()
         try:
-            await self._shutdown()
+            await self._shutdown(wait_for_stderr=not in_stderr_task)
         except BaseException:  # cancelled half-way: never leave the process behind
             self._transport.close()  # kills it if still running
-            self._stderr_task.cancel()
+            if not in_stderr_task:
+                self._stderr_task.cancel()
             raise
         finally:
             self._closing.set_result(None)
 
-    async def _shutdown(self) -> None:
+    async def _shutdown(self, *, wait_for_stderr: bool) -> None:
         self._stdin.close()  # EOF: the polite request to exit
         exited = self._protocol.exited
         for sig in (None, signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
@@ -394,7 +408,7 @@ class StdioClientTransport:
             self._grace.cancel()
         self._transport.close()  # closes the pipes; the child watcher reaps the process
         await wait_event(self._protocol.finished, self._close_timeout)
-        if not (await asyncio.wait({self._stderr_task}, timeout=self._close_timeout))[0]:
+        if wait_for_stderr and not (await asyncio.wait({self._stderr_task}, timeout=self._close_timeout))[0]:
             self._stderr_task.cancel()
             await asyncio.gather(self._stderr_task, return_exceptions=True)
 
@@ -407,6 +421,13 @@ class StdioClientTransport:
         except OSError:  # ProcessLookupError: gone already; EPERM: it left its group
             with contextlib.suppress(OSError):
                 self._transport.send_signal(sig)
+
+
+def _is_reading(pipe: asyncio.ReadTransport) -> bool:
+    try:
+        return pipe.is_reading()
+    except NotImplementedError:  # Python 3.10's pipe transports
+        return True
 
 
 def _is_json(text: str) -> bool:
@@ -515,13 +536,14 @@ class StdioServerTransport:
         if isinstance(stdin, asyncio.StreamReader):
             reader, stop_reading = stdin, _nothing
         else:
-            reader, stop_reading = await read_from(stdin or os.fdopen(os.dup(0), "rb"))
+            reader, stop_reading = await read_from(stdin if stdin is not None else os.fdopen(os.dup(0), "rb"))
         try:
             if isinstance(stdout, asyncio.StreamWriter):
                 sink: Sink = StreamSink(stdout, self._close_timeout)
             else:
-                fd = 1 if _protocol_stdout is None else _protocol_stdout
-                sink = await write_to(stdout or os.fdopen(os.dup(fd), "wb"), self._close_timeout)
+                if stdout is None:
+                    stdout = os.fdopen(os.dup(1 if _protocol_stdout is None else _protocol_stdout), "wb")
+                sink = await write_to(stdout, self._close_timeout)
         except BaseException:
             stop_reading()
             raise
@@ -537,7 +559,8 @@ class StdioServerTransport:
             except OSError as exc:
                 raise TransportClosed(f"{self._name}: reading stdin failed: {exc}") from exc
             if item is None:
-                raise TransportClosed(f"{self._name}: stdin closed (the client is gone)")
+                why = "the transport is closed" if self._closed else "stdin closed (the client is gone)"
+                raise TransportClosed(f"{self._name}: {why}")
             text = self._message(item)
             if text is not None:
                 return text

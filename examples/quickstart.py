@@ -48,7 +48,9 @@ async def main() -> None:
         def on_progress(progress: float, total: float | None, message: str | None) -> None:
             print(f"  progress {progress}/{total}: {message}")
 
-        result = await client.call_tool("forecast", {"city": "Paris", "days": 2}, progress_callback=on_progress)
+        result = await client.call_tool(
+            "forecast", {"city": "Paris", "days": 2}, progress_callback=on_progress
+        )
         print("structured result:", result["structuredContent"])
 
         bad = await client.call_tool("forecast", {"city": "Paris", "days": 20})

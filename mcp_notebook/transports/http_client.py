@@ -236,8 +236,7 @@ class StreamableHTTPClientTransport:
         self, resp: aiohttp.ClientResponse, message: str, request: Request, sent_session: bool
     ) -> None:
         if resp.status == 404 and sent_session:
-            self._inbox.put(error_response(request.id, "the server ended the session (HTTP 404)", status=404))
-            self._expire(f"HTTP 404 for POST {self.url}")
+            self._expire(f"HTTP 404 for POST {self.url}")  # fails every pending request, this one too
             return
         if resp.status >= 400:
             body = await resp.text(errors="replace")
@@ -304,6 +303,9 @@ class StreamableHTTPClientTransport:
                 async with self._http.get(
                     self.url, headers=self._get_headers(state), timeout=self._stream_timeout()
                 ) as again:
+                    if again.status == 404 and self.session_id is not None:
+                        self._expire(f"HTTP 404 for GET {self.url} (resuming request {request.id!r})")
+                        return
                     if again.status >= 400 or again.content_type != "text/event-stream":
                         body = await again.text(errors="replace")
                         reason = f"resuming the SSE stream failed: {http_failure(again, body)}"

@@ -99,8 +99,8 @@ class _Stream:
         if self.writer is not None:
             self.writer.wake.set()
 
-    def priming(self, retry_ms: int) -> bytes:
-        """An event with an id, empty data and ``retry``: lets the client resume (SSE polling, 2025-11-25)."""
+    def priming(self, retry_ms: int | None) -> bytes:
+        """An event with an id, empty data and, when polling, ``retry``: lets clients resume (2025-11-25)."""
         seq = self.next_seq
         self.next_seq += 1
         return encode_event("", event_id=self.event_id(seq), retry=retry_ms)
@@ -222,11 +222,8 @@ class _Session:
             return
         self.close_reason = reason
         self.inbox.put_nowait(None)
-        for request_id, stream in list(self.active.items()):
-            error = ErrorResponse(
-                request_id, INTERNAL_ERROR, f"the MCP session ended before answering: {reason}"
-            )
-            stream.finish(serialize(error))
+        for stream in list(self.active.values()):
+            stream.finish()  # unanswered: the client resumes, gets 404 and learns the session is gone
         self.active.clear()
         self.standalone.finish()
         self.owner._forget(self)
@@ -496,6 +493,8 @@ class StreamableHTTPServer:
         if stream.json_mode:
             await stream.done.wait()  # always set: by the answer, a cancellation or the session's end
             if stream.answer is None:
+                if session.close_reason is not None:
+                    return _error(404, "Session not found", code=-32001)
                 return web.Response(status=202, headers=headers)  # cancelled by the client: nothing to say
             return web.Response(text=stream.answer, content_type="application/json", headers=headers)
         return await self._stream(request, session, stream, -1, headers)
@@ -543,9 +542,9 @@ class StreamableHTTPServer:
         try:
             await response.prepare(request)
             deadline = None
-            if self.sse_polling and _polling(session.protocol_version):
-                await response.write(stream.priming(self.sse_retry_ms))
-                if stream is not session.standalone:
+            if _polling(session.protocol_version):
+                await response.write(stream.priming(self.sse_retry_ms if self.sse_polling else None))
+                if self.sse_polling and stream is not session.standalone:
                     deadline = asyncio.get_running_loop().time() + self.sse_poll_seconds
             await self._pump(response, stream, writer, after, deadline)
             await response.write_eof()

@@ -3,10 +3,10 @@
 :data:`TRANSPORTS`, with the same body and the same assertions.
 
 Adding a transport is one entry: a :class:`TransportArm` whose ``target(server)`` serves the given
-:class:`Server` (in this process, so tests can observe it) and yields what ``Client()`` connects to, e.g.
-
-    "stdio": TransportArm(target=serve_over_stdio_relay, drop=kill_relay),     # yields a command list
-    "http": TransportArm(target=serve_over_http, drop=close_http_sessions),    # yields a URL
+:class:`Server` (in this process, so tests can observe it) and yields what ``Client()`` connects to, and
+whose ``drop(server)`` makes the server side hang up. The arms themselves live in ``_arms.py``: memory
+(the Server itself), stdio (a command list: a real child process, ``_relay.py``, piping to this process)
+and http (the URL of a Streamable HTTP server on 127.0.0.1).
 
 Tests that need one particular transport (a scripted peer, the initialize timeout) build it themselves and
 do not take ``connect``.
@@ -14,27 +14,22 @@ do not take ``connect``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import pytest
 
-from mcp_notebook.server import Server
+from tests.interaction._arms import (
+    close_server_connections,
+    drop_http,
+    drop_stdio,
+    serve_in_memory,
+    serve_over_http,
+    serve_over_stdio_relay,
+)
 from tests.interaction._harness import Connect, TransportArm
 
-
-@asynccontextmanager
-async def _memory_target(server: Server) -> AsyncIterator[Server]:
-    yield server  # Client(server) joins it over a memory pair, still carrying serialized JSON
-
-
-async def _close_server_connections(server: Server) -> None:
-    for session in list(server.sessions):
-        await session.connection.aclose()
-
-
 TRANSPORTS: dict[str, TransportArm] = {
-    "memory": TransportArm(target=_memory_target, drop=_close_server_connections),
+    "memory": TransportArm(target=serve_in_memory, drop=close_server_connections),
+    "stdio": TransportArm(target=serve_over_stdio_relay, drop=drop_stdio),  # yields a command list
+    "http": TransportArm(target=serve_over_http, drop=drop_http),  # yields a URL
 }
 
 

@@ -21,8 +21,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .connection import Connection, IncomingRequest, ProgressCallback
-from .protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, RemoteProtocolError
-from .protocol.session import Role, Session
+from .protocol.errors import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    JSONRPCError,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+from .protocol.session import Role, Session, has_capability
 from .protocol.versions import LATEST_LEGACY, ProtocolVersion
 from .tools._validation import SchemaCheck
 from .trace import Trace
@@ -265,6 +271,14 @@ class Client:
         ``timeout`` (default: the client's) restarts on every progress notification when a
         ``progress_callback`` is given. Cancelling the awaiting task sends ``notifications/cancelled``.
         """
+        await self._refresh_tools_if_needed(name)
+        execution = (self._tools.get(name) or {}).get("execution")
+        if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+            # server/tools#tool-execution: such a tool MUST be called as a task; we cannot do that yet.
+            raise LocalProtocolError(
+                f"tool {name!r} needs tasks (its execution.taskSupport is 'required'); "
+                "mcp_notebook does not support task-augmented calls yet"
+            )
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
@@ -279,11 +293,17 @@ class Client:
             await self._check_structured(name, result)
         return result
 
-    async def _check_structured(self, name: str, result: dict[str, Any]) -> None:
-        """Structured results are checked against the tool's outputSchema (server/tools#output-schema)."""
-        if self._tools_stale or name not in self._tools:
+    async def _refresh_tools_if_needed(self, name: str) -> None:
+        """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call."""
+        if (self._tools_stale or name not in self._tools) and has_capability(
+            self.server_capabilities, ("tools",)
+        ):
             with contextlib.suppress(JSONRPCError):
                 await self.list_tools()
+            self._tools_stale = False  # even when listing failed: do not retry on every call
+
+    async def _check_structured(self, name: str, result: dict[str, Any]) -> None:
+        """Structured results are checked against the tool's outputSchema (server/tools#output-schema)."""
         schema = (self._tools.get(name) or {}).get("outputSchema")
         if not isinstance(schema, dict):
             return

@@ -246,7 +246,7 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
     context = Context(_ContextBackend(s, r)) if tool.context_param else None
     s.server._emit("call_started", {"session": s, "request": r, "tool": name, "arguments": arguments})
-    outcome = await tool.call(arguments, context, run_sync=s.server.run_sync)
+    outcome = await tool.call(arguments, context, run_sync=s.server.run_sync, run_async=s.server.run_async)
     if outcome.exception is not None:
         log.info("tool %s failed: %s\n%s", name, outcome.exception, outcome.traceback or "")
     s.server._emit("call_finished", {"session": s, "request": r, "tool": name, "outcome": outcome})

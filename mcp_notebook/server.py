@@ -15,9 +15,10 @@ await server.serve(transport)      # or server.run_stdio(), or Client(server) in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, overload
 
 from ._server_session import ServerSession
@@ -33,6 +34,7 @@ log = logging.getLogger("mcp_notebook.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
+RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
 Listener = Callable[[str, dict[str, Any]], Any]
 
 try:
@@ -58,6 +60,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         page_size: int = 100,
         run_sync: RunSync | None = None,
+        run_async: RunAsync | None = None,
         trace_size: int = 2000,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
@@ -66,7 +69,10 @@ class Server:
         self.info = info
         self.instructions = instructions
         self.page_size = page_size
+        # Where tool code runs: sync functions in a worker thread and coroutines on the serving loop by
+        # default; the notebook points both at the kernel's main thread (DESIGN decision 6).
         self.run_sync: RunSync = run_sync or asyncio.to_thread
+        self.run_async: RunAsync | None = run_async
         self.trace_size = trace_size
         self.tools = ToolRegistry()
         self.tools.on_change(lambda: self._broadcast("notifications/tools/list_changed"))
@@ -248,6 +254,10 @@ class Server:
     def add_listener(self, listener: Listener) -> None:
         """``listener(event, data)`` hears ``session_opened``, ``call_started``, ``call_finished``, ... ."""
         self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
 
     def _emit(self, event: str, data: dict[str, Any]) -> None:
         for listener in list(self._listeners):

@@ -13,7 +13,7 @@ import functools
 import inspect
 import re
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from ._validation import SchemaCheck
@@ -26,6 +26,7 @@ from .schema import input_schema_for, output_schema_for, resolve_hints
 __all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool"]
 
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
+RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
 _NAME_RULE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
@@ -86,6 +87,7 @@ class Tool:
         context: Context | None = None,
         *,
         run_sync: RunSync | None = None,
+        run_async: RunAsync | None = None,
     ) -> ToolOutcome:
         """Validate, convert, run, convert the result, check it against the outputSchema."""
         if self.context_param is not None and context is None:
@@ -96,7 +98,7 @@ class Tool:
         if self.context_param is not None:
             kwargs_or_error[self.context_param] = context
         try:
-            value = await self._run(kwargs_or_error, run_sync or asyncio.to_thread)
+            value = await self._run(kwargs_or_error, run_sync or asyncio.to_thread, run_async)
             result = to_call_result(value, output_schema=self.output_schema, wrapped=self.wrapped)
         except ToolError as exc:
             return ToolOutcome(_error(str(exc)), exc, None)
@@ -117,9 +119,11 @@ class Tool:
         except (TypeError, ValueError) as exc:
             return ToolOutcome(_error(f"{prefix}{exc}"), exc, None)
 
-    async def _run(self, kwargs: dict[str, Any], run_sync: RunSync) -> Any:
+    async def _run(self, kwargs: dict[str, Any], run_sync: RunSync, run_async: RunAsync | None) -> Any:
         if self.is_async:
-            return await self.fn(**kwargs)
+            coro = self.fn(**kwargs)
+            # run_async lets the host run the coroutine elsewhere (the notebook: on the kernel's own loop)
+            return await (run_async(coro) if run_async is not None else coro)
         value = await run_sync(functools.partial(self.fn, **kwargs))
         # a plain callable may still hand back an awaitable (a partial of an async function, say)
         return await value if inspect.isawaitable(value) else value

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 from yarl import URL
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
@@ -294,8 +295,10 @@ class StreamableHTTPServer:
         retained_streams: int = 32,
         keepalive: float | None = 15.0,
         shutdown_timeout: float = 5.0,
+        middlewares: Iterable[Middleware] = (),
     ) -> None:
         self.server = server
+        self.middlewares = tuple(middlewares)  # aiohttp middlewares run before ours (rate limits, logging)
         self.path = path
         self._token = token
         hosts = DEFAULT_ALLOWED_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
@@ -327,7 +330,7 @@ class StreamableHTTPServer:
         """Listen on ``host:port`` (port 0: any free port); returns the endpoint URL."""
         if self._runner is not None:
             raise RuntimeError("the server is already started")
-        app = web.Application(client_max_size=self.max_body_size)
+        app = web.Application(client_max_size=self.max_body_size, middlewares=self.middlewares)
         app.router.add_route("*", self.path, self._handle)
         # By cleanup time our sessions and streams have ended: only requests racing the shutdown remain.
         runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=_DRAIN_SECONDS)

@@ -2,8 +2,9 @@
 
 ``TARGET`` names a :class:`~mcp_notebook.server.Server` object: ``MODULE_OR_FILE[:ATTRIBUTE]``, where the
 module is a dotted import name (``pkg.tools``) or a path to a ``.py`` file, and the attribute defaults to
-``server``. It is served over stdio (this process's stdin/stdout) unless ``--http HOST:PORT`` asks for
-Streamable HTTP.
+``server``; or a notebook, ``NOTEBOOK.ipynb[:NAME]``, whose code cells run in a fresh IPython shell and
+whose ``@mcp.tool`` tools are served (:mod:`mcp_notebook.notebook_file`). It is served over stdio (this
+process's stdin/stdout) unless ``--http HOST:PORT`` asks for Streamable HTTP.
 
 How a target is loaded is chosen by its file suffix from :data:`LOADERS` (dotted names are imported);
 another kind of source, such as a notebook, plugs in with :func:`register_loader`.
@@ -120,7 +121,14 @@ def load_module(dotted: str, attribute: str | None) -> Server:
     return _server_attribute(module, attribute, dotted)
 
 
-LOADERS: dict[str, Loader] = {".py": load_python_file}
+def load_notebook_file(path: Path, attribute: str | None) -> Server:
+    """Run a notebook's code cells in a fresh IPython shell; its tools' server (see ``notebook_file``)."""
+    from .notebook_file import load_notebook_target
+
+    return load_notebook_target(path, attribute)
+
+
+LOADERS: dict[str, Loader] = {".py": load_python_file, ".ipynb": load_notebook_file}
 
 
 def register_loader(suffix: str, loader: Loader) -> None:
@@ -256,8 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the Server named by TARGET over stdio (default) or Streamable HTTP (--http).",
         epilog=(
             "TARGET is MODULE_OR_FILE[:NAME]: a dotted module name or a path to a .py file, and the name of "
-            f"the Server object in it (default: {DEFAULT_ATTRIBUTE}). "
-            "Examples: mcp-notebook serve tools.py; mcp-notebook serve pkg.tools:app --http 127.0.0.1:8765"
+            f"the Server object in it (default: {DEFAULT_ATTRIBUTE}); or a notebook (.ipynb), whose code "
+            "cells run in a fresh IPython shell (cells tagged mcp-skip or skip left out) and whose @mcp.tool "
+            "tools are served. Examples: mcp-notebook serve tools.py; mcp-notebook serve pkg.tools:app "
+            "--http 127.0.0.1:8765; mcp-notebook serve analysis.ipynb"
         ),
     )
     serve.add_argument("target", metavar="TARGET", help="MODULE_OR_FILE[:NAME] (NAME defaults to 'server')")

@@ -1,0 +1,511 @@
+"""``NotebookMCP``: the ``mcp`` object of a notebook; everything the ``%mcp`` magics do, from Python.
+
+```python
+@mcp.tool                                   # a tool on the notebook's own server (connected as "local")
+def add(a: int, b: int) -> int: ...
+
+mcp.connect("everything", ["npx", "-y", "@modelcontextprotocol/server-everything"])
+mcp.tools()                                 # local and remote tools in one table
+h = mcp.call("everything.echo", message="hi")   # a CallHandle; h.result, h.structured, await h
+h = await mcp.call_async("add", a=1, b=2)   # in an async cell
+mcp.form("add"); mcp.trace(); mcp.history(); mcp.policy
+```
+
+Tool names: ``SERVER.TOOL`` when ``SERVER`` is a connection name (``local`` included), otherwise the whole
+name is a tool of the notebook's server (tool names may contain dots). Every connection lives on the one
+runtime loop (DESIGN decision 3); the sync methods hop there and back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .asking import Asking
+from .config import MCPNotebook
+from .connections import Connections, NotebookError
+from .handle import CallHandle, Surface
+from .policy import LOCAL, AuditEntry, AuditLog, History, Policy, check_verdict
+from .views import BundleView, TableView, ToolsView, TraceView
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from ..server import Server
+    from ..sync import SyncClient
+    from .widgets import ToolForm
+
+__all__ = ["NotebookError", "NotebookMCP"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class NotebookMCP:
+    """The notebook's MCP workbench: a local server, named connections, calls, policy, audit log."""
+
+    def __init__(
+        self, shell: Any = None, *, config: MCPNotebook | None = None, runtime: Runtime | None = None
+    ):
+        self.shell = shell
+        self.config = (
+            config
+            if config is not None
+            else MCPNotebook(parent=shell)
+            if shell is not None
+            else MCPNotebook()
+        )
+        cfg = self.config
+        self.policy = Policy(
+            cfg.approval_rules,
+            trusted=cfg.trusted_servers,
+            auto_allow_read_only=cfg.auto_allow_read_only,
+            headless=cfg.is_headless(shell),
+            headless_policy=cfg.effective_headless_policy(),
+        )
+        cfg.observe(self._config_changed, names=["approval_rules", "trusted_servers", "auto_allow_read_only"])
+        self.audit = AuditLog(cfg.history_size)
+        self._runtime = runtime
+        self._server: Server | None = None
+        self._connections = Connections(self._open, lambda: self.server)
+        self._active: list[CallHandle] = []
+        self._lock = threading.RLock()
+        self._surface = Surface(shell)
+        self._asking = Asking(self._surface, self.audit, lambda: self.headless, self._host)
+        #: The elicitation / sampling cards waiting for a person (``.answer(...)`` them from code, too).
+        self.asking: list[Any] = self._asking.cards
+
+    def _config_changed(self, change: Any) -> None:
+        if change["name"] == "approval_rules":
+            self.policy.rules = {}
+            for pattern, verdict in change["new"].items():
+                self.policy.set(pattern, verdict)
+        elif change["name"] == "trusted_servers":
+            self.policy.trusted = set(change["new"])
+        else:
+            self.policy.auto_allow_read_only = bool(change["new"])
+
+    # ---- the notebook's own server ------------------------------------------------------------------------
+    @property
+    def server(self) -> Server:
+        """The notebook's server (created on first use, so ``%load_ext`` stays fast)."""
+        with self._lock:
+            if self._server is None:
+                from ..server import Server
+
+                self._server = Server("notebook", title="Jupyter notebook tools")
+            return self._server
+
+    def tool(self, fn: F | None = None, /, **options: Any) -> Any:
+        """``@mcp.tool`` or ``@mcp.tool(name=..., annotations=...)``: a tool of the notebook's server."""
+        return self.server.tool(fn, **options)
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        return self.server.resource(uri, **options)
+
+    def prompt(self, fn: F | None = None, /, **options: Any) -> Any:
+        return self.server.prompt(fn, **options)
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            from ..runtime import get_runtime
+
+            self._runtime = get_runtime()
+        return self._runtime
+
+    @property
+    def headless(self) -> bool:
+        return self.config.is_headless(self.shell)
+
+    # ---- connections ---------------------------------------------------------------------------------------
+    def _open(self, name: str, target: Any, **options: Any) -> SyncClient:
+        from ..sync import SyncClient
+
+        return SyncClient(
+            target,
+            runtime=self.runtime,
+            name=name,
+            timeout=self.config.default_timeout,
+            elicitation_handler=partial(self._asking.elicitation, name),
+            sampling_handler=partial(self._asking.sampling, name),
+            logging_handler=partial(self._asking.log, name),
+            notification_handler=partial(self._on_notification, name),
+            **options,
+        )
+
+    def connect(
+        self,
+        name: str,
+        target: str | Sequence[str] | Server,
+        *,
+        headers: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> SyncClient:
+        """Connect ``target`` under ``name``: a URL (Streamable HTTP), a command list (stdio), or a
+        ``Server`` object (in memory: another server defined in this notebook).
+
+        Connecting a name again replaces the old connection (re-running a cell just works).
+        """
+        return self._connections.connect(name, target, headers=headers, env=env, cwd=cwd)
+
+    def _client(self, name: str) -> SyncClient:
+        return self._connections.get(name)
+
+    def disconnect(self, name: str) -> None:
+        self._connections.disconnect(name)
+
+    def close(self) -> None:
+        """Close every connection (``%unload_ext``)."""
+        self._connections.close()
+
+    def connections(self) -> list[str]:
+        return self._connections.names()
+
+    def servers(self) -> TableView:
+        self._client(LOCAL)
+        rows = []
+        for name in self.connections():
+            client = self._client(name)
+            kind, shown = self._connections.target(name)
+            info = client.server_info or {}
+            version = client.negotiated_version
+            rows.append(
+                {
+                    "name": name,
+                    "transport": kind,
+                    "target": shown,
+                    "server": f"{info.get('name', '?')} {info.get('version', '')}".strip(),
+                    "protocol": version.name if version is not None else "",
+                    "trusted": self.policy.is_trusted(name),
+                }
+            )
+        return TableView(rows, title="MCP connections")
+
+    # ---- tools ---------------------------------------------------------------------------------------------
+    def _split(self, name: str) -> tuple[str, str]:
+        return self._connections.split(name)
+
+    def _list_tools(self, server: str) -> dict[str, dict[str, Any]]:
+        if server == LOCAL:
+            registry = self.server.tools
+            return {n: t.definition for n in registry.names() if (t := registry.get(n)) is not None}
+        return self._connections.tools(server)
+
+    async def _list_tools_async(self, server: str) -> dict[str, dict[str, Any]]:
+        if server == LOCAL:
+            return self._list_tools(server)
+        return await self._connections.tools_async(server, self.runtime)
+
+    def _tool_def(self, server: str, tool: str, tools: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        found = tools.get(tool)
+        if found is None:
+            names = ", ".join(sorted(tools)) or "none"
+            where = "the notebook's server" if server == LOCAL else f"server {server!r}"
+            hint = ""
+            if server == LOCAL and "." in tool:
+                hint = f"; and no server named {tool.partition('.')[0]!r} is connected"
+            raise NotebookError(f"{where} has no tool {tool!r} (tools: {names}){hint}")
+        return found
+
+    def tools(self, server: str | None = None) -> ToolsView:
+        """Local and remote tools, one table; each tool's schemas expand in HTML (or ``.schema(name)``)."""
+        servers = [server] if server else self.connections()
+        found: list[tuple[str, dict[str, Any]]] = []
+        notes: list[str] = []
+        for name in servers:
+            self._client(name)
+            try:
+                tools = self._list_tools(name)
+            except Exception as exc:  # one broken server must not hide the others' tools
+                if server:
+                    raise NotebookError(f"could not list the tools of {name!r}: {exc}") from exc
+                notes.append(f"{name}: could not list tools: {type(exc).__name__}: {exc}")
+                continue
+            found.extend((name, tools[t]) for t in sorted(tools))
+        return ToolsView(found, notes)
+
+    def tool_def(self, name: str) -> dict[str, Any]:
+        """The wire definition (schemas, annotations) of ``SERVER.TOOL`` or a notebook tool."""
+        server, tool = self._split(name)
+        self._client(server)
+        return self._tool_def(server, tool, self._list_tools(server))
+
+    # ---- calls ---------------------------------------------------------------------------------------------
+    def _handle(
+        self, name: str, arguments: dict[str, Any], tools: Mapping[str, dict[str, Any]], timeout: float | None
+    ) -> CallHandle:
+        server, tool = self._split(name)
+        client = self._client(server)
+        tool_def = self._tool_def(server, tool, tools)
+        self.policy.headless = self.headless
+        self.policy.headless_policy = check_verdict(self.config.effective_headless_policy())
+        decision = self.policy.decide(server, tool, tool_def)
+        status = "awaiting-approval" if decision.verdict == "ask" else "running"
+        entry = self.audit.add(
+            AuditEntry(server, tool, dict(arguments), decision.verdict, decision.by, status)
+        )
+        seconds = timeout if timeout is not None else self.config.default_timeout
+
+        def runner(progress: Any) -> Any:
+            return client.aio.call_tool(tool, arguments, timeout=seconds, progress_callback=progress)
+
+        handle = CallHandle(
+            server=server,
+            tool=tool,
+            arguments=arguments,
+            tool_def=tool_def,
+            decision=decision,
+            entry=entry,
+            runner=runner,
+            runtime=self.runtime,
+            surface=self._surface,
+            interactive=not self.policy.headless,
+            trusted=self.policy.is_trusted(server),
+            remember=partial(self.policy.always_allow, server, tool),
+            trace=client.trace,
+            max_text=self.config.max_text,
+            max_image_bytes=self.config.max_image_bytes,
+        )
+        if not handle.done():
+            with self._lock:
+                self._active.append(handle)
+            handle.on_change(self._forget_when_done)
+        return handle
+
+    def _forget_when_done(self, handle: CallHandle) -> None:
+        if handle.done():
+            with self._lock:
+                if handle in self._active:
+                    self._active.remove(handle)
+
+    @staticmethod
+    def _arguments(arguments: Mapping[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise NotebookError(f"tool arguments must be a dict, not {type(arguments).__name__}")
+        return {**(arguments or {}), **kwargs}
+
+    def prepare(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        /,
+        *,
+        call_timeout: float | None = None,
+        **kwargs: Any,
+    ) -> CallHandle:
+        """Decide and create the handle without running or showing it (``handle.approve()`` runs an ask)."""
+        server, _tool = self._split(name)
+        self._client(server)
+        return self._handle(name, self._arguments(arguments, kwargs), self._list_tools(server), call_timeout)
+
+    def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        /,
+        *,
+        call_timeout: float | None = None,
+        **kwargs: Any,
+    ) -> CallHandle:
+        """Call a tool; returns a :class:`CallHandle`.
+
+        Allowed calls block until done (a kernel interrupt cancels them) — unless the server asks the
+        user something mid-call, when the handle returns at once so the cell can end and the click can
+        arrive. A call that needs approval returns at once, awaiting approval (DESIGN decision 4);
+        a denied one returns denied with an error result. ``call_timeout`` overrides the default timeout.
+        """
+        handle = self.prepare(name, arguments, call_timeout=call_timeout, **kwargs)
+        if handle.state == "awaiting-approval":
+            handle.show()
+            return handle
+        if handle.done():
+            return handle
+        try:
+            handle._launch()
+            handle._settle()
+        except KeyboardInterrupt:
+            handle.cancel()
+            raise
+        return handle
+
+    async def call_async(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        /,
+        *,
+        call_timeout: float | None = None,
+        **kwargs: Any,
+    ) -> CallHandle:
+        """``await mcp.call_async(...)`` in an async cell: shows the call live and waits for it, approval
+        clicks included (the kernel's loop keeps serving them while the cell awaits)."""
+        server, _tool = self._split(name)
+        self._client(server)
+        tools = await self._list_tools_async(server)
+        handle = self._handle(name, self._arguments(arguments, kwargs), tools, call_timeout)
+        if handle.state == "running":
+            handle._launch()
+        if not handle.done() and not self.policy.headless:
+            handle.show()
+        return await handle
+
+    def form(self, name: str) -> ToolForm:
+        """A form for the tool's inputSchema; submitting calls it and shows the call under the form."""
+        from .widgets import ToolForm
+
+        tool_def = self.tool_def(name)
+        return ToolForm(name, tool_def, partial(self._start_quietly, name))
+
+    def start(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        /,
+        *,
+        call_timeout: float | None = None,
+        **kwargs: Any,
+    ) -> CallHandle:
+        """Start a call and return at once, never blocking (approval, if needed, is shown as usual)."""
+        handle = self.prepare(name, arguments, call_timeout=call_timeout, **kwargs)
+        if handle.state == "running":
+            handle._launch()
+        if not handle.done() and not self.policy.headless:
+            handle.show()
+        return handle
+
+    def _start_quietly(self, name: str, arguments: dict[str, Any]) -> CallHandle:
+        # from a click handler: never block the kernel's main thread; the form renders the handle itself
+        handle = self.prepare(name, arguments)
+        handle._auto_show = False
+        if handle.state == "running":
+            handle._launch()
+        return handle
+
+    # ---- resources, prompts, trace, history ----------------------------------------------------------------
+    def resources(self, server: str | None = None) -> TableView:
+        rows: list[dict[str, Any]] = []
+        for name in [server] if server else self.connections():
+            client = self._client(name)
+            if not client.server_capabilities.get("resources"):
+                continue
+            for r in client.list_resources():
+                rows.append(
+                    {
+                        "server": name,
+                        "uri": r.get("uri"),
+                        "name": r.get("name"),
+                        "title": r.get("title"),
+                        "mimeType": r.get("mimeType"),
+                        "description": r.get("description"),
+                    }
+                )
+            for t in client.list_resource_templates():
+                rows.append(
+                    {
+                        "server": name,
+                        "uri": t.get("uriTemplate"),
+                        "name": t.get("name"),
+                        "title": t.get("title"),
+                        "mimeType": t.get("mimeType"),
+                        "description": t.get("description"),
+                    }
+                )
+        return TableView(
+            rows, ["server", "uri", "name", "title", "mimeType", "description"], title="MCP resources"
+        )
+
+    def read(self, uri: str, server: str | None = None) -> BundleView:
+        """``resources/read``; without ``server``, from the connection that lists ``uri`` (local first)."""
+        from .render import resource_contents_bundle
+
+        if server is None:
+            listed = [row["server"] for row in self.resources().rows if row["uri"] == uri]
+            if not listed:
+                remotes = [n for n in self.connections() if n != LOCAL]
+                if len(remotes) > 1:
+                    raise NotebookError(
+                        f"no connection lists {uri!r}; say which server reads it (server=...)"
+                    )
+                listed = remotes or [LOCAL]
+            server = listed[0]
+        result = self._client(server).read_resource(uri)
+        bundle = resource_contents_bundle(
+            result, max_text=self.config.max_text, max_image_bytes=self.config.max_image_bytes
+        )
+        return BundleView(result, bundle, f"resource {uri}")
+
+    def prompts(self, server: str | None = None) -> TableView:
+        rows: list[dict[str, Any]] = []
+        for name in [server] if server else self.connections():
+            client = self._client(name)
+            if not client.server_capabilities.get("prompts"):
+                continue
+            for p in client.list_prompts():
+                args = [
+                    f"{a.get('name')}{'*' if a.get('required') else ''}" for a in p.get("arguments") or []
+                ]
+                call_as = p.get("name") if name == LOCAL else f"{name}.{p.get('name')}"
+                rows.append(
+                    {
+                        "call as": call_as,
+                        "title": p.get("title"),
+                        "description": p.get("description"),
+                        "arguments": ", ".join(args),
+                    }
+                )
+        return TableView(rows, ["call as", "title", "description", "arguments"], title="MCP prompts")
+
+    def prompt_get(
+        self, name: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any
+    ) -> BundleView:
+        """``prompts/get``; prompt arguments are strings on the wire, so values are converted with ``str``."""
+        from .render import prompt_bundle
+
+        server, prompt = self._split(name)
+        args = {
+            k: v if isinstance(v, str) else _jsonish(v) for k, v in self._arguments(arguments, kwargs).items()
+        }
+        result = self._client(server).get_prompt(prompt, args)
+        return BundleView(result, prompt_bundle(result, max_text=self.config.max_text), f"prompt {name}")
+
+    def trace(self, server: str | None = None, last: int | None = 50) -> TraceView:
+        """The JSON-RPC conversation of ``server`` (every connection when None), the ``last`` messages."""
+        names = [server] if server else self.connections()
+        sections = []
+        for name in names:
+            entries = self._client(name).trace.entries()
+            sections.append((f"{name}", entries[-last:] if last else entries))
+        return TraceView(sections)
+
+    def history(self, last: int | None = None) -> History:
+        """The audit log: every decision and call, each with its ``%mcp call`` line and Python call."""
+        entries = self.audit.entries()
+        return History(entries[-last:] if last else entries)
+
+    # ---- what servers send: elicitation, sampling, logs ----------------------------------------------------
+    def on_sampling(self, fn: Callable[[dict[str, Any]], Any] | None) -> Any:
+        """Answer ``sampling/createMessage`` with ``fn(params)`` (sync or async; a str is the reply text, a
+        dict a full CreateMessageResult). ``None`` goes back to asking a person. Usable as a decorator."""
+        self._asking.sampling_callback = fn
+        return fn
+
+    def _host(self, server: str) -> CallHandle | None:
+        with self._lock:
+            running = [h for h in self._active if h.server == server and h.state == "running"]
+        return running[-1] if running else None
+
+    def _on_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/tools/list_changed":
+            self._connections.forget_tools(server)
+
+    def __repr__(self) -> str:
+        local = len(self._server.tools) if self._server is not None else 0
+        return f"<mcp: {local} notebook tools, connections: {', '.join(self.connections())}>"
+
+
+def _jsonish(value: Any) -> str:
+    import json
+
+    return json.dumps(value)

@@ -1,0 +1,491 @@
+"""``CallHandle``: one tool call, returned at once, complete later (DESIGN decisions 4 and 10).
+
+A handle moves through ``awaiting-approval -> running -> done | failed | cancelled``, or ends ``denied``.
+It renders mimebundle-first: ``_repr_mimebundle_`` is static HTML/text of the current state (what saved
+notebooks, exported HTML and terminal IPython show). When shown in a cell it publishes with a
+``display_id`` and republishes that id on each change, from whichever thread the change happens on (the
+runtime thread, a widget click). While something is interactive (an approval card, a progress bar with
+Cancel, an elicitation form) and a frontend renders widgets, the published bundle also carries the widget
+view, which such a frontend prefers; when the call ends the view is replaced by the static result.
+
+``await handle`` works in an async cell (the kernel's loop keeps serving clicks meanwhile); ``wait()``
+blocks, and refuses to block the kernel's main thread on a click it could never receive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Container, Coroutine, Generator
+from typing import TYPE_CHECKING, Any, Literal
+
+from .policy import AuditEntry, Decision
+from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT, result_bundle
+from .render_base import esc, json_pre, json_text, label_html, note_html, pre_html, wrap
+from .views import TraceView, filter_bundle
+
+if TYPE_CHECKING:
+    from ..connection import ProgressCallback
+    from ..runtime import Runtime
+    from ..trace import Trace
+
+__all__ = ["TERMINAL", "CallCancelled", "CallHandle", "State", "Surface"]
+
+log = logging.getLogger("mcp_notebook.notebook")
+
+State = Literal["awaiting-approval", "running", "done", "denied", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"done", "denied", "failed", "cancelled"})
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+Runner = Callable[["ProgressCallback"], Coroutine[Any, Any, dict[str, Any]]]
+
+
+class CallCancelled(Exception):
+    """The call was cancelled (Cancel button, ``handle.cancel()``, a kernel interrupt)."""
+
+
+class Surface:
+    """Where handles and widgets are shown: the shell's display publisher (any thread may publish)."""
+
+    def __init__(self, shell: Any = None) -> None:
+        self.shell = shell
+
+    def execution_count(self) -> int | None:
+        count = getattr(self.shell, "execution_count", None)
+        return count if isinstance(count, int) else None
+
+    def publish(self, bundle: dict[str, Any], display_id: str | None = None, *, update: bool = False) -> None:
+        transient = {"display_id": display_id} if display_id else None
+        if self.shell is not None:
+            self.shell.display_pub.publish(data=bundle, metadata={}, transient=transient, update=update)
+            return
+        from IPython.display import display
+
+        display(bundle, raw=True, display_id=display_id, update=update)  # type: ignore[no-untyped-call]
+
+
+class CallHandle:
+    """A tool call in progress or finished. Create through ``mcp.call`` / ``mcp.call_async``."""
+
+    def __init__(
+        self,
+        *,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        tool_def: dict[str, Any] | None,
+        decision: Decision,
+        entry: AuditEntry,
+        runner: Runner,
+        runtime: Runtime,
+        surface: Surface,
+        interactive: bool,
+        trusted: bool,
+        remember: Callable[[], None] | None = None,
+        trace: Trace | None = None,
+        max_text: int = DEFAULT_MAX_TEXT,
+        max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+    ) -> None:
+        self.server, self.tool, self.arguments = server, tool, arguments
+        self.tool_def = tool_def
+        self.decision = decision
+        self.entry = entry
+        self.interactive, self.trusted = interactive, trusted
+        self.logs: list[dict[str, Any]] = []  # notifications/message received while running
+        self.notes: list[dict[str, str]] = []  # what the person answered mid-call (elicitation, sampling)
+        self.progress: tuple[float, float | None, str | None] | None = None
+        self._runner, self._runtime, self._surface = runner, runtime, surface
+        self._remember, self._trace = remember, trace
+        self._max_text, self._max_image_bytes = max_text, max_image_bytes
+        self._cond = threading.Condition()
+        self._state: State = "awaiting-approval" if decision.verdict == "ask" else "running"
+        self._result: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+        self._done: concurrent.futures.Future[CallHandle] = concurrent.futures.Future()
+        self._future: concurrent.futures.Future[None] | None = None
+        self.created = time.time()
+        self.started: float | None = None
+        self.finished: float | None = None
+        self._display_id: str | None = None
+        self._shown_in: int | None = None
+        self._listeners: list[Callable[[CallHandle], None]] = []
+        self._waiting_widgets: list[Any] = []  # attached widgets waiting for a person (elicitation, ...)
+        self._widgets: dict[str, Any] = {}  # "box", "approval", "progress"
+        self._last_refresh = 0.0
+        self._display_lock = threading.RLock()
+        self._settled = False  # terminal *and* shown: what waiters wait for
+        if decision.verdict == "deny":
+            self._state = "awaiting-approval"
+            self._finish("denied", result=_denied(self.label, decision.by))
+
+    # ---- facts -------------------------------------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        return self.entry.target
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    def done(self) -> bool:
+        return self._state in TERMINAL
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The ``CallToolResult`` (a denial is an ``isError`` result too); None while pending or failed."""
+        return self._result
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the call failed or was cancelled (protocol, transport, timeout); None otherwise."""
+        return self._error
+
+    @property
+    def content(self) -> list[Any]:
+        content = (self._result or {}).get("content")
+        return content if isinstance(content, list) else []
+
+    @property
+    def structured(self) -> Any:
+        return (self._result or {}).get("structuredContent")
+
+    @property
+    def text(self) -> str:
+        """The text blocks of the result, joined."""
+        return "\n".join(
+            b["text"] for b in self.content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+
+    @property
+    def is_error(self) -> bool:
+        return self._state in ("denied", "failed", "cancelled") or (self._result or {}).get("isError") is True
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None:
+            return None
+        return (self.finished or time.time()) - self.started
+
+    def __repr__(self) -> str:
+        return f"<CallHandle {self.label}: {self._state}>"
+
+    # ---- decisions -----------------------------------------------------------------------------------------
+    def approve(self, always: bool = False) -> CallHandle:
+        """Run the call; ``always=True`` also allows this tool without asking for the rest of the session."""
+        with self._cond:
+            if self._state != "awaiting-approval":
+                raise RuntimeError(f"{self.label} is {self._state}, not awaiting approval")
+            self.entry.decision = "allow"
+            self.entry.decided_by = "you: always allow this tool" if always else "you: approved"
+        if always and self._remember is not None:
+            self._remember()
+        self._launch()
+        return self
+
+    def deny(self) -> CallHandle:
+        """Do not run the call; the handle ends ``denied`` with an error result (not an exception)."""
+        with self._cond:
+            if self._state != "awaiting-approval":
+                raise RuntimeError(f"{self.label} is {self._state}, not awaiting approval")
+            self.entry.decision = "deny"
+            self.entry.decided_by = "you: denied"
+        self._finish("denied", result=_denied(self.label, "you"))
+        return self
+
+    def cancel(self) -> bool:
+        """Cancel: before approval nothing is sent; while running, ``notifications/cancelled`` goes out."""
+        with self._cond:
+            state, future = self._state, self._future
+        if state in TERMINAL:
+            return False
+        if state == "awaiting-approval":
+            self.entry.decision = "cancelled"
+            self._finish(
+                "cancelled", error=CallCancelled(f"{self.label} was cancelled before it was approved")
+            )
+            return True
+        if future is not None:
+            future.cancel()  # the runtime task is cancelled; the connection sends notifications/cancelled
+        self._finish("cancelled", error=CallCancelled(f"{self.label} was cancelled while running"))
+        return True
+
+    # ---- running -------------------------------------------------------------------------------------------
+    def _launch(self) -> None:
+        with self._cond:
+            self._state = "running"
+            self.entry.status = "running"
+            self.started = time.time()
+        self._future = self._runtime.submit(self._execute())
+        self._future.add_done_callback(self._on_future_done)
+        self._refresh(force=True)
+
+    def _on_future_done(self, future: concurrent.futures.Future[None]) -> None:
+        if future.cancelled():  # cancelled before the coroutine ever ran
+            self._finish("cancelled", error=CallCancelled(f"{self.label} was cancelled"))
+
+    async def _execute(self) -> None:
+        try:
+            result = await self._runner(self._on_progress)
+        except asyncio.CancelledError:
+            self._finish("cancelled", error=CallCancelled(f"{self.label} was cancelled"))
+            raise
+        except Exception as exc:
+            self._finish("failed", error=exc)
+        else:
+            self._finish("done", result=result)
+
+    def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        with self._display_lock:
+            self.progress = (progress, total, message)
+            view = self._widgets.get("progress")
+            if view is not None:
+                view.update(progress, total, message)
+            if self._display_id is None and self.interactive and self._auto_show:
+                self.show()
+            else:
+                self._refresh()
+
+    _auto_show = True  # api sets False for handles rendered elsewhere (a form's result area)
+
+    def _finish(
+        self, state: State, *, result: dict[str, Any] | None = None, error: BaseException | None = None
+    ) -> None:
+        with self._cond:
+            if self._state in TERMINAL:
+                return
+            self._state, self._result, self._error = state, result, error
+            self.finished = time.time()
+            self.entry.status = state
+            self.entry.duration = None if self.started is None else self.finished - self.started
+            if error is not None:
+                self.entry.error = f"{type(error).__name__}: {error}"
+            elif result is not None and result.get("isError") is True and state == "done":
+                self.entry.error = "tool error (isError)"
+        # the display shows the outcome before any waiter wakes, so a cell ends with its final output
+        with self._display_lock:
+            self._refresh(force=True)
+            self._close_widgets()
+        with self._cond:
+            self._settled = True
+            self._cond.notify_all()
+        if not self._done.done():
+            self._done.set_result(self)
+
+    # ---- waiting -----------------------------------------------------------------------------------------
+    def _needs_person(self) -> bool:
+        return self._state == "awaiting-approval" or bool(self._waiting_widgets)
+
+    def wait(self, timeout: float | None = None) -> CallHandle:
+        """Block until the call ends (``TimeoutError`` after ``timeout`` s, the call goes on).
+
+        On the kernel's main thread a click can never arrive while a cell blocks (DESIGN decision 4), so a
+        call waiting for a person raises instead: use ``await handle`` in an async cell, or click and
+        come back.
+        """
+        if (
+            self.interactive
+            and self._needs_person()
+            and threading.current_thread() is threading.main_thread()
+        ):
+            raise RuntimeError(
+                f"{self.label} is waiting for you in the notebook; a blocked cell cannot receive the click. "
+                "Use 'await handle' in an async cell, or approve/answer it and read the handle afterwards."
+            )
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._settled, timeout):
+                raise TimeoutError(f"{self.label} is still {self._state} after {timeout} s")
+        return self
+
+    def _settle(self, timeout: float | None = None) -> bool:
+        """Block until done or until the call needs a person; True if done. Used by the sync API."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._settled or (self.interactive and self._needs_person()), timeout)
+            return self._settled
+
+    def __await__(self) -> Generator[Any, None, CallHandle]:
+        return self._await().__await__()
+
+    async def _await(self) -> CallHandle:
+        try:
+            await asyncio.shield(asyncio.wrap_future(self._done))
+        except asyncio.CancelledError:  # the cell was interrupted: the call goes too
+            self.cancel()
+            raise
+        return self
+
+    # ---- widgets attached by the notebook (elicitation, sampling) ------------------------------------------
+    def attach(self, widget: Any, *, waiting: bool = True) -> None:
+        """Show ``widget`` with this call; ``waiting`` marks it as needing a person (a sync caller stops
+        blocking so the cell can end and the click can arrive)."""
+        self._extra().append(widget)
+        if self._display_id is None and self.interactive and self._auto_show:
+            self.show()
+        else:
+            self._refresh(force=True)
+        with self._cond:  # only now: a sync caller that stops waiting finds the widget already shown
+            if waiting:
+                self._waiting_widgets.append(widget)
+            self._cond.notify_all()
+
+    def answered(self, widget: Any) -> None:
+        """The person answered ``widget``: the call no longer waits for them (it may still run)."""
+        with self._cond:
+            if widget in self._waiting_widgets:
+                self._waiting_widgets.remove(widget)
+
+    def detach(self, widget: Any) -> None:
+        with self._cond:
+            if widget in self._waiting_widgets:
+                self._waiting_widgets.remove(widget)
+        if widget in self._extra():
+            self._extra().remove(widget)
+        self._refresh(force=True)
+
+    def _extra(self) -> list[Any]:
+        extra: list[Any] = self._widgets.setdefault("extra", [])
+        return extra
+
+    # ---- display -------------------------------------------------------------------------------------------
+    def on_change(self, listener: Callable[[CallHandle], None]) -> None:
+        """``listener(handle)`` after every change of state, progress or attached widgets (any thread)."""
+        self._listeners.append(listener)
+
+    def show(self) -> None:
+        """Publish the live view in the current cell; it updates in place as the call goes on."""
+        with self._display_lock:
+            if self._display_id is None:
+                self._display_id = f"mcp-call-{uuid.uuid4().hex}"
+            self._shown_in = self._surface.execution_count()
+            self._surface.publish(self.live_bundle(), self._display_id)
+
+    def _ipython_display_(self) -> None:
+        if self._shown_in is not None and self._shown_in == self._surface.execution_count():
+            return  # already showing (and updating) in this cell's output
+        self.show()
+
+    def _refresh(self, force: bool = False) -> None:
+        # Changes come from two threads (runtime, clicks); publishing under one lock, from the state as it
+        # is *then*, means the last update published always shows the latest state.
+        with self._display_lock:
+            if not force and time.monotonic() - self._last_refresh < 0.25:
+                return
+            self._last_refresh = time.monotonic()
+            if self._display_id is not None:
+                try:
+                    self._surface.publish(self.live_bundle(), self._display_id, update=True)
+                except Exception:  # a display failure must not break the call; logged, never hidden
+                    log.exception("could not update the display of %s", self.label)
+            for listener in list(self._listeners):
+                try:
+                    listener(self)
+                except Exception:
+                    log.exception("a listener of %s failed", self.label)
+
+    def live_bundle(self) -> dict[str, Any]:
+        """The static bundle, plus the widget view while something is interactive."""
+        with self._display_lock:
+            bundle: dict[str, Any] = self.static_bundle()
+            if self.interactive and not self.done():
+                bundle[WIDGET_MIME] = self._box()._repr_mimebundle_()[WIDGET_MIME]
+            return bundle
+
+    def _box(self) -> Any:
+        from . import widgets
+
+        children: list[Any] = []
+        if self._state == "awaiting-approval":
+            if "approval" not in self._widgets:
+                self._widgets["approval"] = widgets.ApprovalCard(self)
+            children.append(self._widgets["approval"].widget)
+        elif self._state == "running":
+            if "progress" not in self._widgets:
+                self._widgets["progress"] = widgets.ProgressView(self)
+            children.append(self._widgets["progress"].widget)
+        children.extend(self._extra())
+        if "box" not in self._widgets:
+            self._widgets["box"] = widgets.new_box()
+        self._widgets["box"].children = tuple(children)
+        return self._widgets["box"]
+
+    def _close_widgets(self) -> None:
+        for key in ("approval", "progress"):
+            view = self._widgets.pop(key, None)
+            if view is not None:
+                view.close()
+        box = self._widgets.pop("box", None)
+        if box is not None:
+            box.close()
+
+    def static_bundle(self) -> dict[str, str]:
+        state = self._state
+        if state in ("done", "denied") and self._result is not None:
+            out_schema = (self.tool_def or {}).get("outputSchema")
+            bundle = result_bundle(
+                self._result,
+                output_schema=out_schema if state == "done" else None,
+                title=self.label,
+                max_text=self._max_text,
+                max_image_bytes=self._max_image_bytes,
+            )
+        elif state == "failed" or state == "cancelled":
+            word = "Failed" if state == "failed" else "Cancelled"
+            err = self._error
+            detail = f"{type(err).__name__}: {err}" if err is not None else state
+            bundle = {
+                "text/html": wrap(
+                    f'<div class="mcpnb-error-header">{word}: {esc(self.label)}</div>'
+                    + pre_html(detail, self._max_text),
+                    error=True,
+                ),
+                "text/plain": f"{word.upper()}: {self.label}\n{detail}",
+            }
+        elif state == "awaiting-approval":
+            args = json_text(self.arguments)
+            bundle = {
+                "text/html": wrap(
+                    label_html(f"awaiting approval: <b>{esc(self.label)}</b> ({esc(self.decision.by)})")
+                    + json_pre(self.arguments, max_chars=self._max_text)
+                    + note_html(
+                        "Approve or deny it in the live notebook, or with handle.approve() / handle.deny()."
+                    )
+                ),
+                "text/plain": f"awaiting approval: {self.label} ({self.decision.by})\narguments: {args}",
+            }
+        else:
+            line = f"running {self.label}…"
+            if self.progress is not None:
+                done, total, message = self.progress
+                line += f" {done:g}" + (f"/{total:g}" if total else "") + (f" {message}" if message else "")
+            bundle = {"text/html": wrap(label_html(esc(line))), "text/plain": line}
+        for note in self.notes:
+            bundle["text/html"] += wrap(note["text/html"])
+            bundle["text/plain"] += "\n" + note["text/plain"]
+        if self.logs:
+            lines = [f"[{m.get('level')}] {json_text(m.get('data'), indent=None)}" for m in self.logs]
+            bundle["text/html"] += wrap(
+                f'<details><summary class="mcpnb-note">server log ({len(lines)})</summary>'
+                f"{pre_html(chr(10).join(lines), self._max_text)}</details>"
+            )
+            bundle["text/plain"] += "\nserver log:\n" + "\n".join(lines)
+        return bundle
+
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> dict[str, Any]:
+        return filter_bundle(dict(self.static_bundle()), include, exclude)
+
+    def trace(self) -> TraceView:
+        """The JSON-RPC messages of this call's connection while it ran (notifications in between too)."""
+        if self._trace is None:
+            return TraceView([])
+        start, end = self.started or self.created, self.finished or time.time()
+        entries = [e for e in self._trace.entries(since=start) if e["time"] <= end]
+        return TraceView([(f"{self.label} ({self.server})", entries)])
+
+
+def _denied(label: str, by: str) -> dict[str, Any]:
+    text = f"The call to {label} was denied ({by}); it was not sent to the server."
+    return {"content": [{"type": "text", "text": text}], "isError": True}

@@ -1,0 +1,364 @@
+"""``%mcp SUBCOMMAND ...`` and ``%%mcp_tool``: thin over :class:`~.api.NotebookMCP` (STYLE rule 8).
+
+Each subcommand parses its arguments (``IPython.core.magic_arguments.MagicArgumentParser``, DESIGN decision
+13), calls the ``mcp`` object and returns something that renders. ``%mcp SUB --help`` prints the
+subcommand's usage; ``%mcp`` alone lists them. Problems become ``UsageError``s with a clear message, never a
+traceback from inside the library.
+
+``$NAME`` in a ``connect`` line is an *environment* variable (``--header "Authorization: Bearer $TOKEN"``),
+expanded here, so secrets stay out of the notebook; elsewhere IPython's usual ``$var`` / ``{expr}``
+expansion from the user namespace applies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import shlex
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import MagicArgumentParser
+from IPython.utils.text import DollarFormatter
+
+from ..protocol.errors import MCPError
+from .api import NotebookError, NotebookMCP
+from .callargs import parse_call_args, parse_kv, split_json
+from .policy import VERDICTS
+
+__all__ = ["MCPMagics", "load", "unload"]
+
+_loaded: weakref.WeakKeyDictionary[Any, NotebookMCP] = weakref.WeakKeyDictionary()
+_ENV_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# Errors a person can act on; anything else is a bug and keeps its traceback.
+_USER_ERRORS = (NotebookError, MCPError, OSError, ValueError, TimeoutError, KeyError)
+
+
+def _parser(name: str, description: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = MagicArgumentParser(  # type: ignore[no-untyped-call]
+        prog=f"mcp {name}" if name else "%mcp_tool",
+        description=description,  # the formatter adds a "%"
+    )
+    return parser
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"cannot split the line: {exc}") from exc
+
+
+def expand_env(text: str) -> str:
+    """``$NAME`` / ``${NAME}`` from the environment; an unset variable is an error, not an empty string."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in os.environ:
+            raise UsageError(f"environment variable ${name} is not set")
+        return os.environ[name]
+
+    return _ENV_VAR.sub(value, text)
+
+
+class _Sub:
+    """One subcommand: its parser and the method that runs it."""
+
+    def __init__(self, name: str, summary: str, run: Callable[[str], Any], parser: argparse.ArgumentParser):
+        self.name, self.summary, self.run, self.parser = name, summary, run, parser
+
+
+@magics_class
+class MCPMagics(Magics):
+    """``%mcp`` and ``%%mcp_tool``."""
+
+    def __init__(self, shell: Any, api: NotebookMCP) -> None:
+        super().__init__(shell=shell)
+        self.api = api
+        self.subcommands: dict[str, _Sub] = {}
+        self._define()
+
+    # ---- the subcommand table ---------------------------------------------------------------------------
+    def _add(self, name: str, summary: str, run: Callable[[str], Any]) -> argparse.ArgumentParser:
+        parser = _parser(name, summary)
+        self.subcommands[name] = _Sub(name, summary, run, parser)
+        return parser
+
+    def _define(self) -> None:
+        p = self._add(
+            "tools", "List tools: the notebook's and every connected server's, one table.", self._tools
+        )
+        p.add_argument("server", nargs="?", help="only this connection")
+        p = self._add(
+            "call", "Call a tool: %mcp call SERVER.TOOL k=v ... | JSON object. Returns a handle.", self._call
+        )
+        p.add_argument("--timeout", type=float, help="seconds (default: c.MCPNotebook.default_timeout)")
+        p.add_argument("target", help="TOOL (notebook) or SERVER.TOOL")
+        p.add_argument("args", nargs="*", help="k=v (v parsed as JSON when it parses), or one JSON object")
+        p = self._add("form", "A form for the tool's inputSchema; submitting calls it.", self._form)
+        p.add_argument("target", help="TOOL or SERVER.TOOL")
+        p = self._add(
+            "connect",
+            "Connect a server: %mcp connect NAME -- COMMAND ARGS (stdio) or %mcp connect NAME URL (HTTP).",
+            self._connect,
+        )
+        p.add_argument("name", help="the name to call it by (SERVER in SERVER.TOOL)")
+        p.add_argument("url", nargs="?", help="http(s) URL of a Streamable HTTP server")
+        p.add_argument(
+            "--header", action="append", default=[], help="'Key: Value'; $VARS from the environment"
+        )
+        p.add_argument("--env", action="append", default=[], help="K=V for a stdio server's environment")
+        p.add_argument("--cwd", help="working directory of a stdio server")
+        p = self._add("disconnect", "Close a connection.", self._disconnect)
+        p.add_argument("name")
+        self._add("servers", "The connections: transport, server, protocol version, trust.", self._servers)
+        p = self._add("resources", "List resources and resource templates.", self._resources)
+        p.add_argument("server", nargs="?")
+        p = self._add("read", "Read a resource and render its contents.", self._read)
+        p.add_argument("uri")
+        p.add_argument("--server", help="the connection to read from")
+        p = self._add("prompts", "List prompts.", self._prompts)
+        p.add_argument("server", nargs="?")
+        p = self._add("prompt", "Get a prompt: %mcp prompt [SERVER.]NAME k=v ...", self._prompt)
+        p.add_argument("target")
+        p.add_argument("args", nargs="*")
+        p = self._add("trace", "The JSON-RPC conversation (every connection, or one).", self._trace)
+        p.add_argument("server", nargs="?")
+        p.add_argument("--last", type=int, default=50, help="how many messages (default 50; 0 = all)")
+        p = self._add("history", "The audit log of calls and decisions, with copy-as-code.", self._history)
+        p.add_argument("--last", type=int, default=0, help="only the last N entries")
+        p = self._add(
+            "policy",
+            "Show or change approval: policy [show | set PATTERN allow|ask|deny | unset PATTERN | "
+            "trust SERVER | untrust SERVER].",
+            self._policy,
+        )
+        p.add_argument(
+            "action", nargs="?", default="show", choices=["show", "set", "unset", "trust", "untrust"]
+        )
+        p.add_argument("args", nargs="*")
+
+    def overview(self) -> str:
+        width = max(len(n) for n in self.subcommands)
+        lines = ["%mcp SUBCOMMAND ... (each takes --help); the same from Python on the `mcp` object:"]
+        lines += [f"  {name:<{width}}  {sub.summary}" for name, sub in self.subcommands.items()]
+        lines.append(
+            "%%mcp_tool [--name N] [--title T] [--destructive|--read-only]: a cell defining one tool"
+        )
+        return "\n".join(lines)
+
+    # ---- dispatch ------------------------------------------------------------------------------------------
+    @no_var_expand
+    @line_magic
+    def mcp(self, line: str) -> Any:
+        """MCP from the notebook. ``%mcp`` alone lists the subcommands; ``%mcp SUB --help`` explains one."""
+        sub_name, _, rest = line.strip().partition(" ")
+        if sub_name in ("", "help", "-h", "--help"):
+            print(self.overview())
+            return None
+        sub = self.subcommands.get(sub_name)
+        if sub is None:
+            raise UsageError(f"%mcp: unknown subcommand {sub_name!r}; one of: {', '.join(self.subcommands)}")
+        head, _json = split_json(rest)
+        if {"-h", "--help"} & set(_split(head.split(" -- ")[0])):
+            print(sub.parser.format_help())
+            return None
+        if sub_name != "connect" and not _json:
+            rest = self._expand_user_vars(rest)
+        try:
+            return sub.run(rest)
+        except UsageError:
+            raise
+        except _USER_ERRORS as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            raise UsageError(f"%mcp {sub_name}: {message}") from exc
+
+    def _expand_user_vars(self, text: str) -> str:
+        # IPython's own $var / {expr} expansion from the user namespace, as other magics get it; like
+        # IPython, a line that does not expand cleanly is left as typed.
+        if self.shell is None or ("$" not in text and "{" not in text):
+            return text
+        try:
+            return str(DollarFormatter().vformat(text, args=[], kwargs=dict(self.shell.user_ns)))
+        except Exception:
+            return text
+
+    def _parse(self, name: str, text: str) -> argparse.Namespace:
+        return self.subcommands[name].parser.parse_args(_split(text))
+
+    # ---- subcommands ---------------------------------------------------------------------------------------
+    def _tools(self, rest: str) -> Any:
+        return self.api.tools(self._parse("tools", rest).server)
+
+    def _call(self, rest: str) -> Any:
+        head, json_text = split_json(rest)
+        ns = self._parse("call", head)
+        if json_text and ns.args:
+            raise UsageError("%mcp call: give k=v arguments or one JSON object, not both")
+        schema = self.api.tool_def(ns.target).get("inputSchema")
+        arguments = parse_call_args(json_text, schema) if json_text else parse_kv(ns.args, schema)
+        return self.api.call(ns.target, arguments, call_timeout=ns.timeout)
+
+    def _form(self, rest: str) -> Any:
+        return self.api.form(self._parse("form", rest).target)
+
+    def _connect(self, rest: str) -> None:
+        tokens = _split(rest)
+        command: list[str] | None = None
+        if "--" in tokens:
+            at = tokens.index("--")
+            tokens, command = tokens[:at], tokens[at + 1 :]
+        ns = self.subcommands["connect"].parser.parse_args(tokens)
+        if (command is None) == (ns.url is None):
+            raise UsageError(
+                "%mcp connect: give a URL or '-- COMMAND ARGS', e.g. %mcp connect s -- python server.py"
+            )
+        if command is not None and not command:
+            raise UsageError("%mcp connect: nothing after '--': the command that starts the server")
+        headers: dict[str, str] = {}
+        for header in ns.header:
+            key, colon, value = header.partition(":")
+            if not colon or not key.strip():
+                raise UsageError(f"%mcp connect: a header is 'Key: Value', not {header!r}")
+            headers[key.strip()] = expand_env(value.strip())
+        env: dict[str, str] | None = None
+        if ns.env:
+            env = dict(os.environ)
+            for item in ns.env:
+                key, eq, value = item.partition("=")
+                if not eq or not key:
+                    raise UsageError(f"%mcp connect: --env takes K=V, not {item!r}")
+                env[key] = expand_env(value)
+        if command is not None and headers:
+            raise UsageError("%mcp connect: --header is for HTTP servers (a URL)")
+        target: str | list[str] = ns.url if command is None else command
+        client = self.api.connect(ns.name, target, headers=headers, env=env, cwd=ns.cwd)
+        info = client.server_info or {}
+        version = client.negotiated_version
+        print(
+            f"connected {ns.name!r}: {info.get('name', '?')} {info.get('version', '')}".rstrip()
+            + f" (protocol {version.name if version else '?'}). Tools: %mcp tools {ns.name}"
+        )
+
+    def _disconnect(self, rest: str) -> None:
+        name = self._parse("disconnect", rest).name
+        self.api.disconnect(name)
+        print(f"disconnected {name!r}")
+
+    def _servers(self, rest: str) -> Any:
+        self._parse("servers", rest)
+        return self.api.servers()
+
+    def _resources(self, rest: str) -> Any:
+        return self.api.resources(self._parse("resources", rest).server)
+
+    def _read(self, rest: str) -> Any:
+        ns = self._parse("read", rest)
+        return self.api.read(ns.uri, server=ns.server)
+
+    def _prompts(self, rest: str) -> Any:
+        return self.api.prompts(self._parse("prompts", rest).server)
+
+    def _prompt(self, rest: str) -> Any:
+        head, json_text = split_json(rest)
+        ns = self._parse("prompt", head)
+        arguments = parse_call_args(json_text) if json_text else parse_kv(ns.args, {"properties": {}})
+        return self.api.prompt_get(ns.target, arguments)
+
+    def _trace(self, rest: str) -> Any:
+        ns = self._parse("trace", rest)
+        return self.api.trace(ns.server, last=ns.last or None)
+
+    def _history(self, rest: str) -> Any:
+        return self.api.history(last=self._parse("history", rest).last or None)
+
+    def _policy(self, rest: str) -> Any:
+        ns = self._parse("policy", rest)
+        policy, args = self.api.policy, ns.args
+        wanted = {"show": 0, "set": 2, "unset": 1, "trust": 1, "untrust": 1}[ns.action]
+        if len(args) != wanted:
+            raise UsageError(f"%mcp policy {ns.action} takes {wanted} argument(s); see %mcp policy --help")
+        if ns.action == "set":
+            if args[1].lower() not in VERDICTS:
+                raise UsageError(f"%mcp policy set: {args[1]!r} is not one of allow, ask, deny")
+            policy.set(args[0], args[1])
+        elif ns.action == "unset" and not policy.unset(args[0]):
+            raise UsageError(f"%mcp policy unset: there is no rule {args[0]!r}")
+        elif ns.action == "trust":
+            policy.trust(args[0])
+        elif ns.action == "untrust":
+            policy.untrust(args[0])
+        return policy
+
+    # ---- %%mcp_tool ----------------------------------------------------------------------------------------
+    _tool_parser = _parser("", "Define (or redefine) a notebook tool from the function this cell defines.")
+    _tool_parser.add_argument("--name", help="tool name (default: the function's name)")
+    _tool_parser.add_argument("--title", help="human-readable title")
+    _kind = _tool_parser.add_mutually_exclusive_group()
+    _kind.add_argument("--destructive", action="store_true", help="annotate destructiveHint: true")
+    _kind.add_argument("--read-only", action="store_true", help="annotate readOnlyHint: true")
+
+    @cell_magic
+    def mcp_tool(self, line: str, cell: str) -> None:
+        """Run the cell in the notebook's namespace; the (last) function it defines becomes a tool.
+
+        Re-running the cell replaces the tool; connected clients get ``notifications/tools/list_changed``.
+        """
+        tokens = _split(line)
+        if {"-h", "--help"} & set(tokens):
+            print(self._tool_parser.format_help())
+            return
+        ns = self._tool_parser.parse_args(tokens)
+        shell = self.shell
+        assert shell is not None
+        source: str = shell.transform_cell(cell)  # type: ignore[no-untyped-call]
+        tree = ast.parse(source)  # a SyntaxError is the user's and shows as one
+        functions = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if not functions:
+            raise UsageError("%%mcp_tool: the cell must define a function (def or async def) at top level")
+        filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
+        exec(compile(tree, filename, "exec"), shell.user_global_ns, shell.user_ns)
+        fn = shell.user_ns[functions[-1].name]
+        annotations: dict[str, Any] = {}
+        if ns.destructive:
+            annotations = {"readOnlyHint": False, "destructiveHint": True}
+        elif ns.read_only:
+            annotations = {"readOnlyHint": True}
+        options = {"name": ns.name, "title": ns.title, "annotations": annotations or None}
+        name = ns.name or fn.__name__
+        existed = name in self.api.server.tools
+        try:
+            tool = self.api.server.add_tool(fn, **{k: v for k, v in options.items() if v is not None})
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"%%mcp_tool: {exc}") from exc
+        print(f"{'updated' if existed else 'defined'} tool {tool.name!r} (%mcp call {tool.name} ...)")
+
+
+def load(ip: Any) -> NotebookMCP:
+    """Register the magics and put ``mcp`` in the user namespace; nothing else (idempotent)."""
+    api = _loaded.get(ip)
+    if api is None:
+        api = NotebookMCP(ip)
+        _loaded[ip] = api
+        ip.register_magics(MCPMagics(ip, api))
+    ip.push({"mcp": api})
+    return api
+
+
+def unload(ip: Any) -> None:
+    """Close the connections, remove the magics and ``mcp``."""
+    api = _loaded.pop(ip, None)
+    if api is None:
+        return
+    api.close()
+    magics = ip.magics_manager.magics
+    magics["line"].pop("mcp", None)
+    magics["cell"].pop("mcp_tool", None)
+    if ip.user_ns.get("mcp") is api:
+        del ip.user_ns["mcp"]
+        ip.user_ns_hidden.pop("mcp", None)

@@ -1,0 +1,365 @@
+"""The interactive parts, and only those (DESIGN decision 10): approval card, progress with Cancel,
+elicitation (form and URL modes), sampling, and the tool form with its result area.
+
+Every button callback goes through :func:`guarded`: an exception is shown as a traceback in an ``Output``
+inside the widget and logged, never swallowed (STYLE rule 7). Widgets may be created and updated from the
+runtime thread (trait changes are comm messages, which ipykernel sends from any thread); clicks arrive on
+the kernel's main thread and hand their answer to the runtime loop with ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import traceback
+import unicodedata
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import ipywidgets as w
+
+from .render_base import esc, json_pre
+
+if TYPE_CHECKING:
+    from .form import SchemaForm
+    from .handle import CallHandle
+
+__all__ = [
+    "ApprovalCard",
+    "ElicitationCard",
+    "ProgressView",
+    "SamplingCard",
+    "ToolForm",
+    "guarded",
+    "new_box",
+    "resolve_soon",
+]
+
+log = logging.getLogger("mcp_notebook.notebook")
+
+
+def new_box() -> Any:
+    return w.VBox()
+
+
+def guarded(output: Any, fn: Callable[[], Any]) -> Callable[[Any], None]:
+    """A click handler that runs ``fn`` and shows its traceback in ``output`` if it raises."""
+
+    def handler(_button: Any = None) -> None:
+        try:
+            fn()
+        except Exception:
+            output.append_stderr(traceback.format_exc())
+            log.exception("widget callback failed")
+
+    return handler
+
+
+def resolve_soon(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], value: Any) -> None:
+    """Resolve ``future`` (owned by ``loop``, maybe in another thread) unless it is already done."""
+
+    def settle() -> None:
+        if not future.done():
+            future.set_result(value)
+
+    loop.call_soon_threadsafe(settle)
+
+
+def _button(label: str, style: str = "", tooltip: str = "") -> Any:
+    return w.Button(description=label, button_style=style, tooltip=tooltip, layout=w.Layout(width="auto"))
+
+
+# ------------------------------------------------------------------------------------------------ approval
+
+
+def _annotations_html(tool_def: Mapping[str, Any] | None, trusted: bool) -> str:
+    ann = (tool_def or {}).get("annotations")
+    if not isinstance(ann, Mapping) or not ann:
+        return (
+            '<div class="mcpnb-note">No annotations: by the spec\'s defaults the tool may modify things '
+            "(readOnlyHint false, destructiveHint true).</div>"
+        )
+    facts = ", ".join(f"{esc(k)}={esc(v)}" for k, v in ann.items())
+    if trusted:
+        return f"<div>Annotations: {facts}</div>"
+    note = '<span class="mcpnb-note">(not verified: server not trusted)</span>'
+    return f"<div>The server <i>claims</i>: {facts} {note}</div>"
+
+
+class ApprovalCard:
+    """Server, tool, title, annotations (claims unless trusted), arguments; Approve / Deny / Always allow."""
+
+    def __init__(self, handle: CallHandle) -> None:
+        tool_def = handle.tool_def or {}
+        ann = tool_def.get("annotations") if isinstance(tool_def.get("annotations"), Mapping) else {}
+        title = tool_def.get("title") or (ann or {}).get("title") or handle.tool
+        desc = tool_def.get("description") or ""
+        head = (
+            f"<b>Approve a tool call?</b> <code>{esc(handle.label)}</code>"
+            f" on server <b>{esc(handle.server)}</b>"
+            f"<div><b>{esc(title)}</b> — {esc(desc)}</div>"
+            + _annotations_html(tool_def, handle.trusted)
+            + f'<div class="mcpnb-note">Asked because: {esc(handle.decision.by)}</div>'
+            + "<div>Arguments:</div>"
+            + json_pre(handle.arguments)
+        )
+        self.output = w.Output()
+        self.approve = _button("Approve", "success")
+        self.deny = _button("Deny", "danger")
+        self.always = _button("Always allow this tool", tooltip="for the rest of this session")
+        self.approve.on_click(guarded(self.output, handle.approve))
+        self.deny.on_click(guarded(self.output, handle.deny))
+        self.always.on_click(guarded(self.output, lambda: handle.approve(always=True)))
+        self.widget = w.VBox([w.HTML(head), w.HBox([self.approve, self.deny, self.always]), self.output])
+
+    def close(self) -> None:
+        self.widget.close()
+
+
+# ------------------------------------------------------------------------------------------------ progress
+
+
+class ProgressView:
+    """Status line, a progress bar driven by notifications/progress, and Cancel."""
+
+    def __init__(self, handle: CallHandle) -> None:
+        self.output = w.Output()
+        self.label = w.HTML(f"running <code>{esc(handle.label)}</code>…")
+        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, layout=w.Layout(visibility="hidden"))
+        self.cancel = _button("Cancel", "warning", "send notifications/cancelled")
+        self.cancel.on_click(guarded(self.output, handle.cancel))
+        self._label = handle.label
+        self.widget = w.VBox([w.HBox([self.label, self.cancel]), self.bar, self.output])
+        if handle.progress is not None:
+            self.update(*handle.progress)
+
+    def update(self, progress: float, total: float | None, message: str | None) -> None:
+        if total:
+            self.bar.max = float(total)
+            self.bar.value = min(float(progress), float(total))
+            self.bar.bar_style = ""
+        else:  # no total: an indeterminate bar that still moves
+            self.bar.max = float(progress) + 1.0
+            self.bar.value = float(progress)
+            self.bar.bar_style = "info"
+        self.bar.layout.visibility = "visible"
+        amount = f"{progress:g}" + (f" / {total:g}" if total else "")
+        text = f"running <code>{esc(self._label)}</code>… {esc(amount)}"
+        self.label.value = text + (f" — {esc(message)}" if message else "")
+
+    def close(self) -> None:
+        self.widget.close()
+
+
+# --------------------------------------------------------------------------------------------- elicitation
+
+
+def _domain_warning(host: str) -> str:
+    if any(part.startswith("xn--") for part in host.split(".")) or any(ord(c) > 127 for c in host):
+        return " ⚠ internationalized domain: check it is the one you expect"
+    return ""
+
+
+class ElicitationCard:
+    """``elicitation/create``: form mode is a SchemaForm with Accept / Decline / Cancel; URL mode shows the
+    full URL and its domain and asks before opening (the URL is never fetched; after consent it becomes a
+    link the person opens in their own browser). ``on_answer(result)`` receives the ElicitResult."""
+
+    def __init__(
+        self, server: str, params: Mapping[str, Any], on_answer: Callable[[dict[str, Any]], None]
+    ) -> None:
+        self.output = w.Output()
+        self.kind, self.server, self.params = "elicitation", server, params
+        self.answered: str | None = None
+        self.answered_html = ""
+        self._on_answer = on_answer
+        self.form: SchemaForm | None = None
+        message = str(params.get("message") or "")
+        head = w.HTML(f"<b>{esc(server)}</b> asks: {esc(message)}")
+        if params.get("mode") == "url":
+            body = self._url_body(str(params.get("url") or ""))
+        else:
+            from .form import SchemaForm
+
+            schema = params.get("requestedSchema")
+            self.form = SchemaForm(
+                schema if isinstance(schema, Mapping) else {"type": "object"},
+                submit_label="Accept",
+                on_submit=lambda value: self.answer({"action": "accept", "content": value}),
+                extra_buttons=[
+                    ("Decline", lambda _v: self.answer({"action": "decline"})),
+                    ("Cancel", lambda _v: self.answer({"action": "cancel"})),
+                ],
+            )
+            body = self.form.widget
+        self.widget = w.VBox([head, body, self.output])
+
+    def _url_body(self, url: str) -> Any:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        shown = (
+            f"<div>Open this address? <code>{esc(url)}</code></div>"
+            f"<div>Domain: <b>{esc(host)}</b>{esc(_domain_warning(host))}</div>"
+        )
+        self.link = w.HTML()
+        ok = parts.scheme in ("https", "http") and bool(host)
+        self.open_button = _button("Open", "primary", "consent; the link is then shown for you to open")
+        self.open_button.disabled = not ok
+        decline, cancel = _button("Decline"), _button("Cancel")
+
+        def consent() -> None:
+            href = html.escape(url, quote=True)
+            self.link.value = (
+                f'<a href="{href}" target="_blank" rel="noopener noreferrer">open {esc(host)}</a>'
+            )
+            self.answered_html = f"{esc(url)}: {self.link.value}"
+            self.answer({"action": "accept"})
+
+        self.open_button.on_click(guarded(self.output, consent))
+        decline.on_click(guarded(self.output, lambda: self.answer({"action": "decline"})))
+        cancel.on_click(guarded(self.output, lambda: self.answer({"action": "cancel"})))
+        note = "" if ok else '<div class="mcpnb-bad">Not an http(s) URL: it cannot be opened from here.</div>'
+        return w.VBox([w.HTML(shown + note), w.HBox([self.open_button, decline, cancel]), self.link])
+
+    def answer(self, result: dict[str, Any]) -> None:
+        self.answered = str(result.get("action"))
+        self._on_answer(result)
+
+    def summary(self) -> dict[str, str]:
+        """What stays in the output once answered (the link, after consent to a URL)."""
+        message = str(self.params.get("message") or "")
+        text = f"{self.server} asked: {message} — you answered: {self.answered or 'nothing'}"
+        extra = f"<div>{self.answered_html}</div>" if self.answered_html else ""
+        return {"text/html": f'<div class="mcpnb-note">{esc(text)}</div>{extra}', "text/plain": text}
+
+    def close(self) -> None:
+        self.widget.close()
+
+
+# ------------------------------------------------------------------------------------------------ sampling
+
+
+def _sampling_summary(params: Mapping[str, Any]) -> str:
+    from .render import prompt_bundle
+
+    parts = []
+    if params.get("systemPrompt"):
+        parts.append(f"<div><b>system:</b> {esc(params['systemPrompt'])}</div>")
+    messages = {"messages": params.get("messages") or []}
+    parts.append(prompt_bundle(messages)["text/html"])
+    facts = {
+        k: params[k] for k in ("maxTokens", "temperature", "modelPreferences", "stopSequences") if k in params
+    }
+    if facts:
+        parts.append(f'<div class="mcpnb-note">{esc(facts)}</div>')
+    return "".join(parts)
+
+
+def _printable(text: str) -> str:
+    return "".join(c for c in text if unicodedata.category(c) != "Cc" or c in "\n\t")
+
+
+class SamplingCard:
+    """``sampling/createMessage`` answered by a person: the request, a textarea, Send / Reject."""
+
+    def __init__(
+        self, server: str, params: Mapping[str, Any], on_answer: Callable[[dict[str, Any] | None], None]
+    ) -> None:
+        self.output = w.Output()
+        head = w.HTML(
+            f"<b>{esc(server)}</b> asks for a model reply (you are the model):" + _sampling_summary(params)
+        )
+        self.reply = w.Textarea(
+            placeholder="Write the assistant's reply", layout=w.Layout(width="100%", height="6em")
+        )
+        self.kind, self.server, self.params = "sampling", server, params
+        self.answered: str | None = None
+        self._on_answer = on_answer
+        self.send, self.reject = _button("Send", "primary"), _button("Reject", "danger")
+        self.send.on_click(guarded(self.output, lambda: self.answer(self.reply.value)))
+        self.reject.on_click(guarded(self.output, lambda: self.answer(None)))
+        self.widget = w.VBox([head, self.reply, w.HBox([self.send, self.reject]), self.output])
+
+    def summary(self) -> dict[str, str]:
+        text = f"{self.server} asked for a model reply — {self.answered or 'no answer'}"
+        return {"text/html": f'<div class="mcpnb-note">{esc(text)}</div>', "text/plain": text}
+
+    def answer(self, text: str | None) -> None:
+        """Reply with ``text`` as the assistant message, or reject (None)."""
+        self.answered = "rejected" if text is None else "replied"
+        if text is None:
+            self._on_answer(None)
+            return
+        self._on_answer(
+            {
+                "role": "assistant",
+                "content": {"type": "text", "text": _printable(text)},
+                "model": "human-in-the-notebook",
+                "stopReason": "endTurn",
+            }
+        )
+
+    def close(self) -> None:
+        self.widget.close()
+
+
+# ------------------------------------------------------------------------------------------------ tool form
+
+
+class ToolForm:
+    """A SchemaForm for a tool; Submit calls it, the call (approval, progress, result) shows underneath."""
+
+    def __init__(
+        self, label: str, tool_def: Mapping[str, Any], call: Callable[[dict[str, Any]], CallHandle]
+    ) -> None:
+        from .form import SchemaForm
+
+        self.label = label
+        self.handles: list[CallHandle] = []
+        self.result_area = w.Output()
+        self._call = call
+        title = tool_def.get("title") or label
+        self.form = SchemaForm(
+            tool_def.get("inputSchema") or {"type": "object"},
+            title=f"{title}",
+            submit_label="Call",
+            on_submit=self._submit,
+        )
+        if tool_def.get("description") and not self.form.schema.get("description"):
+            self.form.widget.children = (
+                w.HTML(f"<div>{esc(tool_def['description'])}</div>"),
+                *self.form.widget.children,
+            )
+        self.widget = w.VBox([self.form.widget, self.result_area])
+
+    @property
+    def handle(self) -> CallHandle | None:
+        """The latest call made from this form."""
+        return self.handles[-1] if self.handles else None
+
+    def submit(self, values: Mapping[str, Any] | None = None) -> CallHandle | None:
+        """Fill ``values`` (if given), validate and call, as the Call button does; the new handle."""
+        if values is not None:
+            self.form.set_value(values)
+        before = len(self.handles)
+        self.form.submit()
+        return self.handles[-1] if len(self.handles) > before else None
+
+    def _submit(self, value: dict[str, Any]) -> None:
+        handle = self._call(value)
+        self.handles.append(handle)
+        handle.on_change(self._render)
+        self._render(handle)
+
+    def _render(self, handle: CallHandle) -> None:
+        if handle is self.handle:
+            output = {"output_type": "display_data", "data": handle.live_bundle(), "metadata": {}}
+            self.result_area.outputs = (output,)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"<ToolForm {self.label}>"

@@ -1,0 +1,442 @@
+"""Browser tests: a real JupyterLab on 127.0.0.1 driven by Debian's Chromium through Python Playwright.
+
+* ``lab`` (session): JupyterLab in a subprocess on a free port with a random token, rooted in a temporary
+  directory, with its own settings and workspaces (no news, no update checks, every cell in the DOM).
+  Start is bounded (``/api/status`` polled); teardown shuts its kernels down and ends it by PID.
+* ``browser`` (function): ``/usr/bin/chromium`` launched by Playwright. Playwright's own browser download
+  cannot work here, so a missing Chromium FAILS with the command that installs it; it never skips.
+* ``open_notebook`` (function): copies a notebook (a path, or a list of cell sources) into the lab root,
+  opens it in a fresh browser context and returns a :class:`Notebook` helper. On failure, a screenshot
+  goes to a temporary directory and its path is printed.
+
+Every wait is bounded by a Playwright timeout; nothing sleeps to "let things settle".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import nbformat
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Locator, Page
+
+CHROMIUM = Path(os.environ.get("MCP_NOTEBOOK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # the tests run as root in a container
+    "--disable-gpu",
+    # this machine's network is closed: without these Chromium keeps trying to reach Google's hosts
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+INSTALL_HINT = "install it with: bash scripts/install-browser.sh  (Debian's chromium package)"
+LAB_START_TIMEOUT = 60.0  # seconds; a cold JupyterLab start takes ~5 s here
+KERNEL_TIMEOUT_MS = 60_000  # starting a kernel and running a cell that loads the extension
+UI_TIMEOUT_MS = 20_000  # a DOM change after a click
+LAB_SETTINGS = {
+    # no toast asking about news, no request to the internet for updates
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    # every cell attached to the DOM, so locators find cells scrolled out of view; start the notebook's
+    # kernel without a "Select Kernel" dialog
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
+        "windowingMode": "none",
+        "autoStartDefaultKernel": True,
+        "scrollPastEnd": False,
+    },
+}
+
+
+# -- JupyterLab ---------------------------------------------------------------------------------------------
+@dataclass
+class Lab:
+    """A running JupyterLab server."""
+
+    url: str
+    token: str
+    root: Path
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def api(self, method: str, path: str, timeout: float = 10.0) -> Any:
+        request = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def page_url(self, notebook: str, workspace: str) -> str:
+        # a workspace of its own per test, reset, so no tab from an earlier test is restored
+        return f"{self.url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={self.token}"
+
+    def shutdown_kernels(self) -> None:
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+        for kernel in self.api("GET", "/api/kernels"):
+            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _write_settings(settings_dir: Path) -> None:
+    for relative, values in LAB_SETTINGS.items():
+        path = settings_dir / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+def _wait_until_up(lab: Lab, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if lab.process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with {lab.process.returncode}:\n{lab.log_tail()}")
+        try:
+            lab.api("GET", "/api/status", timeout=2.0)
+            return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)  # polling a server that is still starting; bounded by the deadline
+    raise RuntimeError(
+        f"JupyterLab did not answer /api/status in {LAB_START_TIMEOUT:.0f} s:\n{lab.log_tail()}"
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """End the server by its PID: SIGTERM (it stops its kernels), then SIGKILL to its process group."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # its own group: started with start_new_session
+            process.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("lab")
+    root, home = base / "root", base / "home"
+    root.mkdir()
+    _write_settings(home / "settings")
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "PYTHONUNBUFFERED": "1",
+        # as an activated venv: `python` in a notebook (`%mcp connect x -- python ...`) is this Python
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]),
+    }
+    port, token = _free_port(), secrets.token_hex(16)
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",  # fail rather than silently move to another port
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run commands as the menus do
+        "--LabApp.news_url=None",
+        "--LabApp.extension_manager=readonly",  # no PyPI queries from the extension manager
+        "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+        *(["--allow-root"] if os.geteuid() == 0 else []),  # CI containers run as root
+    ]
+    log = base / "jupyterlab.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, for the SIGKILL fallback in _stop
+        )
+    server = Lab(f"http://127.0.0.1:{port}", token, root, log, process)
+    try:
+        _wait_until_up(server, time.monotonic() + LAB_START_TIMEOUT)
+        yield server
+    finally:
+        try:
+            if process.poll() is None:
+                server.shutdown_kernels()
+        finally:
+            _stop(process)
+
+
+# -- the browser --------------------------------------------------------------------------------------------
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    """Chromium under Playwright, per test (about a second). Not per session: while the sync API is
+    open it marks an asyncio loop as running in the main thread, which would break every async test
+    that pytest runs after the first browser test."""
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"no Chromium at {CHROMIUM}: the browser tests need it; {INSTALL_HINT}", pytrace=False)
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError as exc:
+        pytest.fail(
+            f"the browser tests need Python Playwright ({exc}); pip install playwright", pytrace=False
+        )
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
+    with sync_playwright() as playwright:
+        try:
+            chromium = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, timeout=30_000
+            )
+        except Exception as exc:
+            pytest.fail(f"Chromium at {CHROMIUM} did not start: {exc}\n{INSTALL_HINT}", pytrace=False)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+_FAILED = pytest.StashKey[bool]()  # set on a test item whose setup or call failed: screenshot it
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.failed:
+        item.stash[_FAILED] = True
+    return report
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir() -> Path:
+    """Outside pytest's basetemp, which other pytest runs on the machine rotate away (keeps the last 3)."""
+    wanted = os.environ.get("MCP_NOTEBOOK_SCREENSHOTS")
+    if wanted:
+        Path(wanted).mkdir(parents=True, exist_ok=True)
+        return Path(wanted)
+    return Path(tempfile.mkdtemp(prefix="mcp-notebook-screenshots-"))
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest, screenshot_dir: Path) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(UI_TIMEOUT_MS)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield tab
+    finally:
+        if request.node.stash.get(_FAILED, False):
+            path = screenshot_dir / f"{_slug(request.node.name)}.png"
+            try:
+                tab.screenshot(path=str(path), full_page=True)
+                print(f"\nscreenshot of the failed test: {path}", file=sys.stderr)
+            except Exception as exc:  # the page may be gone; the original failure matters more
+                print(f"\nno screenshot ({exc})", file=sys.stderr)
+            if errors:
+                print("page errors:\n  " + "\n  ".join(errors), file=sys.stderr)
+        context.close()
+
+
+# -- notebooks ----------------------------------------------------------------------------------------------
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:80] or "test"
+
+
+def write_notebook(path: Path, cells: list[str]) -> Path:
+    """A notebook of code cells (a cell starting with ``# md`` becomes markdown), outputs empty."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for source in cells:
+        if source.startswith("# md\n"):
+            notebook.cells.append(nbformat.v4.new_markdown_cell(source.removeprefix("# md\n")))
+        else:
+            notebook.cells.append(nbformat.v4.new_code_cell(source))
+    nbformat.write(notebook, path)
+    return path
+
+
+@dataclass
+class Notebook:
+    """One notebook open in JupyterLab, and the moves a person makes on it."""
+
+    page: Page
+    name: str
+    lab: Lab
+    console: list[str] = field(default_factory=list)
+
+    # -- finding things ----------------------------------------------------------------------------------
+    @property
+    def panel(self) -> Locator:
+        return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").first
+
+    def cell(self, index: int) -> Locator:
+        return self.panel.locator(".jp-Notebook .jp-Cell").nth(index)
+
+    def cell_count(self) -> int:
+        return self.panel.locator(".jp-Notebook .jp-Cell").count()
+
+    def output(self, index: int) -> Locator:
+        """The output area of cell ``index`` (0-based, markdown cells counted)."""
+        return self.cell(index).locator(".jp-Cell-outputArea")
+
+    def output_text(self, index: int) -> str:
+        return self.output(index).inner_text()
+
+    # -- doing things ------------------------------------------------------------------------------------
+    def command(self, command: str, args: dict[str, Any] | None = None) -> None:
+        """Run a JupyterLab command, as its menu item would (the app is exposed for the tests)."""
+        self.page.evaluate(
+            "([command, args]) => { window.jupyterapp.commands.execute(command, args); }",
+            [command, args or {}],
+        )
+
+    def wait_kernel_idle(self, timeout_ms: float = KERNEL_TIMEOUT_MS) -> None:
+        """Kernel started, connected and idle, and no cell still queued or running (no ``[*]`` prompt).
+
+        Read from the notebook's session context: the toolbar's indicator says "idle" before a kernel
+        exists, so it cannot tell a started kernel from none.
+        """
+        self.page.wait_for_function(
+            """() => {
+                const panel = window.jupyterapp?.shell.currentWidget;
+                const context = panel?.sessionContext;
+                const kernel = context?.session?.kernel;
+                if (!context?.isReady || !kernel) return false;
+                if (kernel.status !== 'idle' || kernel.connectionStatus !== 'connected') return false;
+                const prompts = panel.node.querySelectorAll('.jp-CodeCell .jp-InputPrompt');
+                return [...prompts].every(p => !p.textContent.includes('*'));
+            }""",
+            timeout=timeout_ms,
+        )
+
+    def run_all(self, timeout_ms: float = KERNEL_TIMEOUT_MS) -> None:
+        """Run every cell (Run > Run All Cells) and wait until the kernel is idle again."""
+        self.wait_kernel_idle(timeout_ms)
+        self.command("notebook:run-all-cells")
+        self._wait_all_ran(timeout_ms)
+        self.wait_kernel_idle(timeout_ms)
+
+    def run_cell(self, index: int, timeout_ms: float = KERNEL_TIMEOUT_MS) -> None:
+        """Select cell ``index`` and run it (Run > Run Selected Cell), then wait until it has run."""
+        self.wait_kernel_idle(timeout_ms)
+        before = self.cell(index).locator(".jp-InputPrompt").inner_text()
+        self.page.evaluate(
+            "index => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = index; }", index
+        )
+        self.command("notebook:run-cell")
+        self.page.wait_for_function(
+            """([index, before]) => {
+                const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+                const cell = panel.querySelectorAll('.jp-Notebook .jp-Cell')[index];
+                const prompt = cell.querySelector('.jp-InputPrompt').textContent;
+                return /\\[\\d+\\]/.test(prompt) && prompt !== before;
+            }""",
+            arg=[index, before],
+            timeout=timeout_ms,
+        )
+        self.wait_kernel_idle(timeout_ms)
+
+    def _wait_all_ran(self, timeout_ms: float) -> None:
+        self.page.wait_for_function(
+            """() => {
+                const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+                const prompts = panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt');
+                return [...prompts].every(p => /\\[\\d+\\]/.test(p.textContent));
+            }""",
+            timeout=timeout_ms,
+        )
+
+    def errors(self) -> list[str]:
+        """Tracebacks and stderr shown in any output, for a clear assertion message."""
+        stderr = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+        return self.panel.locator(stderr).all_inner_texts()
+
+    def form_input(self, where: Locator, label: str) -> Locator:
+        """The input of the form field labelled ``label`` (the innermost box holding that label)."""
+        box = where.locator(".widget-vbox").filter(
+            has=self.page.locator(f'.widget-html b:text-is("{label}")')
+        )
+        return box.last.locator("input, textarea").first
+
+    def cell_index(self, source: str) -> int:
+        """The index of the first code cell whose source contains ``source``."""
+        index = self.panel.evaluate(
+            """(panel, source) => [...panel.querySelectorAll('.jp-Notebook .jp-Cell')].findIndex(
+                cell => cell.classList.contains('jp-CodeCell')
+                    && cell.querySelector('.jp-InputArea-editor').textContent.includes(source))""",
+            source,
+        )
+        if index < 0:
+            raise AssertionError(f"no code cell contains {source!r}")
+        return int(index)
+
+    def screenshot(self, path: Path, *, whole: bool = False) -> Path:
+        """A screenshot; ``whole``: the whole notebook, by growing the window to its height first
+        (JupyterLab scrolls inside its panel, so a full-page screenshot alone shows one screenful)."""
+        if whole:
+            self.command("application:toggle-left-area")  # the file browser: not part of the notebook
+            height = self.panel.locator(".jp-WindowedPanel-outer").evaluate("node => node.scrollHeight")
+            size = self.page.viewport_size or {"width": 1280, "height": 900}
+            self.page.set_viewport_size({"width": size["width"], "height": int(height) + 200})
+            self.panel.locator(".jp-WindowedPanel-outer").evaluate("node => node.scrollTo(0, 0)")
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def open_notebook(lab: Lab, page: Page, request: pytest.FixtureRequest) -> Iterator[Callable[..., Notebook]]:
+    """``open_notebook(path_or_cells)``: copy or write it into the lab root, open it, wait for the kernel."""
+    opened: list[str] = []
+
+    def open_(source: Path | list[str], name: str | None = None) -> Notebook:
+        name = name or f"{_slug(request.node.name)}-{len(opened)}.ipynb"
+        target = lab.root / name
+        if isinstance(source, Path):
+            shutil.copyfile(source, target)
+        else:
+            write_notebook(target, source)
+        opened.append(name)
+        page.goto(lab.page_url(name, _slug(name.removesuffix(".ipynb"))), timeout=KERNEL_TIMEOUT_MS)
+        notebook = Notebook(page, name, lab)
+        page.on("console", lambda message: notebook.console.append(f"{message.type}: {message.text}"))
+        notebook.panel.wait_for(state="visible", timeout=KERNEL_TIMEOUT_MS)
+        notebook.wait_kernel_idle()
+        return notebook
+
+    yield open_
+    lab.shutdown_kernels()  # each test starts from fresh kernels; a stuck one does not outlive its test

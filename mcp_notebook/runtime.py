@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 __all__ = ["Runtime", "get_runtime"]
@@ -70,7 +72,8 @@ class Runtime:
             )
         future = self.submit(coro)
         try:
-            return future.result(timeout)
+            with _blocking_hook():
+                return future.result(timeout)
         except (KeyboardInterrupt, concurrent.futures.TimeoutError):
             future.cancel()
             raise
@@ -97,6 +100,19 @@ class Runtime:
             thread.join(timeout)
         if not thread.is_alive():
             loop.close()
+
+
+_blocking_hook: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+
+
+def set_blocking_hook(hook: Callable[[], AbstractContextManager[Any]]) -> None:
+    """Wrap every blocking :meth:`Runtime.run` wait in ``hook()``.
+
+    The notebook uses it to mark the kernel's main thread as parked, so that a tool call meant for the main
+    thread can run on its behalf instead of deadlocking (DESIGN decision 6, the self-call).
+    """
+    global _blocking_hook
+    _blocking_hook = hook
 
 
 _runtime: Runtime | None = None

@@ -94,7 +94,41 @@ class NotebookMCP:
                 from ..server import Server
 
                 self._server = Server("notebook", title="Jupyter notebook tools")
+                self._run_tools_on_kernel_thread(self._server)
             return self._server
+
+    def _run_tools_on_kernel_thread(self, server: Server) -> None:
+        """In a kernel (a loop runs in this cell), tools run on the main thread like a cell (DESIGN 6)."""
+        import asyncio
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # terminal IPython or a plain script: tools run in worker threads
+        from .kernel_thread import KernelThread
+
+        KernelThread.current(self.shell).install(server)
+
+    def serve(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None, **options: Any) -> Any:
+        """Serve the notebook's tools over Streamable HTTP (bearer token, Host/Origin checks, console).
+
+        Returns the :class:`~mcp_notebook.notebook.serving.ServingHandle` (it shows how to connect);
+        serving again replaces the previous server. ``%mcp serve`` calls this.
+        """
+        from .serving import serve_notebook
+
+        return serve_notebook(self, host, port, token, **options)
+
+    def stop_serving(self) -> bool:
+        """Stop the HTTP server started by :meth:`serve`; True if one was running."""
+        from .serving import stop_serving
+
+        if self._server is None:
+            return False
+        return bool(stop_serving(self._server))
 
     def tool(self, fn: F | None = None, /, **options: Any) -> Any:
         """``@mcp.tool`` or ``@mcp.tool(name=..., annotations=...)``: a tool of the notebook's server."""

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Container, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
+from .kernel_thread import parked
 from .policy import AuditEntry, Decision
 from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT, result_bundle
 from .render_base import esc, json_pre, json_text, label_html, note_html, pre_html, wrap
@@ -294,14 +295,14 @@ class CallHandle:
                 f"{self.label} is waiting for you in the notebook; a blocked cell cannot receive the click. "
                 "Use 'await handle' in an async cell, or approve/answer it and read the handle afterwards."
             )
-        with self._cond:
+        with parked(), self._cond:
             if not self._cond.wait_for(lambda: self._settled, timeout):
                 raise TimeoutError(f"{self.label} is still {self._state} after {timeout} s")
         return self
 
     def _settle(self, timeout: float | None = None) -> bool:
         """Block until done or until the call needs a person; True if done. Used by the sync API."""
-        with self._cond:
+        with parked(), self._cond:
             self._cond.wait_for(lambda: self._settled or (self.interactive and self._needs_person()), timeout)
             return self._settled
 

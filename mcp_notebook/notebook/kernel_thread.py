@@ -36,6 +36,8 @@ from functools import partial
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
+from ..runtime import set_blocking_hook
+
 if TYPE_CHECKING:
     from ..server import Server
 
@@ -300,6 +302,8 @@ class KernelThread:
     def install(self, server: Server) -> None:
         """Run ``server``'s sync tools (and resources, prompts) here; idempotent."""
         server.run_sync = self.run_sync
+        server.run_async = self.run_async
+        set_blocking_hook(parked)  # Runtime.run marks the main thread parked while it waits
         if not any(s is server for s in self._servers):
             self._servers.append(server)
             server.add_listener(self._on_event)
@@ -308,6 +312,8 @@ class KernelThread:
         """Back to the default (a worker thread per call). The listener stays, inert."""
         if server.run_sync == self.run_sync:
             server.run_sync = asyncio.to_thread
+        if server.run_async == self.run_async:
+            server.run_async = None
         self._servers = [s for s in self._servers if s is not server]
 
     def add_output_listener(self, listener: OutputListener) -> None:

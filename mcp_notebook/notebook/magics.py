@@ -142,6 +142,14 @@ class MCPMagics(Magics):
             "action", nargs="?", default="show", choices=["show", "set", "unset", "trust", "untrust"]
         )
         p.add_argument("args", nargs="*")
+        p = self._add(
+            "serve",
+            "Serve the notebook's tools over Streamable HTTP on 127.0.0.1 (token, console): serve [--stop].",
+            self._serve_notebook,
+        )
+        p.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT", help="default: any free port")
+        p.add_argument("--token", help="bearer token (default: a random one, shown)")
+        p.add_argument("--stop", action="store_true", help="stop serving")
 
     def overview(self) -> str:
         width = max(len(n) for n in self.subcommands)
@@ -276,6 +284,16 @@ class MCPMagics(Magics):
 
     def _history(self, rest: str) -> Any:
         return self.api.history(last=self._parse("history", rest).last or None)
+
+    def _serve_notebook(self, rest: str) -> Any:
+        args = self._parse("serve", rest)
+        if args.stop:
+            print("stopped serving" if self.api.stop_serving() else "nothing was being served")
+            return None
+        host, _, port = args.http.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"%mcp serve: --http takes HOST:PORT, e.g. 127.0.0.1:8765 (got {args.http!r})")
+        return self.api.serve(host.strip("[]"), int(port), args.token)
 
     def _policy(self, rest: str) -> Any:
         ns = self._parse("policy", rest)

@@ -221,6 +221,9 @@ class StreamableHTTPClientTransport:
                 await self._on_request_response(resp, message, request, sent_session)
         except asyncio.CancelledError:
             raise
+        except aiohttp.ClientConnectorError as exc:
+            # Nothing listens there (any more): the connection is over, not just this request.
+            self._inbox.fail(TransportClosed(f"{self._inbox.name}: cannot reach {self.url}", repr(exc)))
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as exc:
             self._inbox.put(error_response(request.id, f"POST {self.url} failed: {exc!r}"))
 

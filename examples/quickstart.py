@@ -1,6 +1,6 @@
 """mcp_notebook in 30 seconds: a typed Python function becomes an MCP tool; a client calls it.
 
-Run: bash scripts/quickstart   (or .venv/bin/python examples/quickstart.py)
+Run: .venv/bin/python examples/quickstart.py  (after bash scripts/lab or bash scripts/test set up .venv)
 """
 
 from __future__ import annotations

@@ -77,8 +77,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _loads(data: str | bytes) -> Any:
-    return json.loads(data, parse_constant=_reject_constant)
+# One decoder and one encoder for the process: json.loads/json.dumps with options build a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
+def _loads(data: str) -> Any:
+    return _DECODER.decode(data)
 
 
 def parse(data: str | bytes, *, allow_batch: bool = False) -> list[Message | Invalid]:
@@ -180,4 +185,4 @@ def to_wire(message: Message) -> dict[str, Any]:
 
 def serialize(message: Message) -> str:
     """Compact, single-line JSON (stdio framing forbids embedded newlines; ASCII escapes keep it so)."""
-    return json.dumps(to_wire(message), separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(to_wire(message))

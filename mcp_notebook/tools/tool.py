@@ -61,6 +61,8 @@ class Tool:
         self.wrapped = wrapped
         self.is_async = inspect.iscoroutinefunction(fn)
         self._hints = resolve_hints(fn)
+        # Parameters whose JSON value is already the Python value: no conversion per call.
+        self._as_is = {name for name, hint in self._hints.items() if hint in (str, bool, Any, object)}
         # compiled once here, not per call: schema checking and compilation are the slow part of validation
         self._input = SchemaCheck(definition["inputSchema"])
         output_schema = definition.get("outputSchema")
@@ -115,7 +117,11 @@ class Tool:
         if problems:
             return ToolOutcome(_error(prefix + "; ".join(problems)))
         try:
-            return {key: from_json(self._hints.get(key, Any), value) for key, value in arguments.items()}
+            as_is, hints = self._as_is, self._hints
+            return {
+                key: value if key in as_is else from_json(hints.get(key, Any), value)
+                for key, value in arguments.items()
+            }
         except (TypeError, ValueError) as exc:
             return ToolOutcome(_error(f"{prefix}{exc}"), exc, None)
 

@@ -7,7 +7,7 @@
 2. the most specific pattern rule that matches (``"everything.*": "ask"``; fnmatch, most literal
    characters wins); an ``allow`` pattern does not cover a tool that declares ``destructiveHint: true``,
    which is asked about instead;
-3. "always allow this tool" choices made this session;
+3. "always allow this tool" choices made this session (they beat ``ask`` patterns, never a ``deny``);
 4. defaults: the notebook's own tools (server ``local``) run, unless they declare ``destructiveHint:
    true``; remote tools ask, except that a trusted server's ``readOnlyHint`` tools may run when
    ``auto_allow_read_only`` is on. Annotations are hints and, from untrusted servers, claims
@@ -39,6 +39,7 @@ __all__ = [
     "Decision",
     "History",
     "Policy",
+    "RuleBook",
     "Verdict",
     "declares_destructive",
     "is_read_only",
@@ -88,8 +89,84 @@ def _specificity(pattern: str) -> tuple[int, int]:
     return literal, len(pattern)
 
 
-class Policy:
-    """Approval rules, trusted servers and this session's "always allow" choices."""
+class RuleBook:
+    """Rules by ``PARTY.TOOL`` pattern, "always allow" choices and the headless fallback: the mechanics
+    shared by the policy for calls the notebook makes (:class:`Policy`, PARTY = server) and the one for
+    calls made to it (``serving_gate.IncomingPolicy``, PARTY = client). Subclasses give the defaults."""
+
+    party = "PARTY"
+    example = "'party.tool' or 'party.*'"
+
+    def __init__(
+        self, rules: Mapping[str, str] | None = None, *, headless: bool = False, headless_policy: str = "deny"
+    ) -> None:
+        self._lock = threading.Lock()
+        self.rules: dict[str, Verdict] = {p: check_verdict(v) for p, v in (rules or {}).items()}
+        self.headless = headless
+        self.headless_policy: Verdict = check_verdict(headless_policy)
+        if self.headless_policy == "ask":
+            raise ValueError("the headless policy must be allow or deny: nobody is there to ask")
+        self.session_allowed: set[str] = set()
+
+    # -- changing it --------------------------------------------------------------------------------
+    def set(self, pattern: str, verdict: str) -> None:
+        """A rule for ``PARTY.TOOL`` or a pattern (fnmatch: ``everything.*``, ``*.delete_*``)."""
+        if "." not in pattern and pattern != "*":
+            raise ValueError(f"a rule pattern is {self.party}.TOOL (e.g. {self.example}), not {pattern!r}")
+        with self._lock:
+            self.rules[pattern] = check_verdict(verdict)
+
+    def unset(self, pattern: str) -> bool:
+        with self._lock:
+            return self.rules.pop(pattern, None) is not None
+
+    def always_allow(self, party: str, tool: str) -> None:
+        with self._lock:
+            self.session_allowed.add(f"{party}.{tool}")
+
+    # -- deciding ---------------------------------------------------------------------------------------
+    def decide(self, party: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
+        decision = self._decide(party, tool, tool_def)
+        if decision.verdict == "ask" and self.headless:
+            return Decision(self.headless_policy, f"headless policy ({decision.by})")
+        return decision
+
+    def _decide(self, party: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
+        key = f"{party}.{tool}"
+        with self._lock:
+            rules, allowed = dict(self.rules), key in self.session_allowed
+        if key in rules:
+            return Decision(rules[key], f"rule {key!r}")
+        matching = sorted((p for p in rules if fnmatch.fnmatchcase(key, p)), key=_specificity, reverse=True)
+        pattern = matching[0] if matching else None
+        verdict = rules[pattern] if pattern is not None else None
+        if verdict == "deny":
+            return Decision("deny", f"rule {pattern!r}")
+        if allowed:  # the person chose "always allow this tool": it beats ask patterns, never a deny
+            return Decision("allow", "always allow (this session)")
+        if verdict == "allow" and declares_destructive(tool_def):
+            return Decision("ask", f"rule {pattern!r}, but the tool declares destructiveHint")
+        if verdict is not None:
+            return Decision(verdict, f"rule {pattern!r}")
+        return self._default(party, tool_def)
+
+    def _default(self, party: str, tool_def: Mapping[str, Any] | None) -> Decision:
+        raise NotImplementedError  # each policy states its own defaults
+
+    def rows(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = [{"kind": "rule", "what": p, "verdict": v} for p, v in sorted(self.rules.items())]
+            rows += [
+                {"kind": "always allow", "what": k, "verdict": "allow"} for k in sorted(self.session_allowed)
+            ]
+        return rows
+
+
+class Policy(RuleBook):
+    """Approval for the calls this notebook makes: rules, trusted servers, "always allow" choices."""
+
+    party = "SERVER"
+    example = "'everything.echo' or 'local.*'"
 
     def __init__(
         self,
@@ -100,29 +177,9 @@ class Policy:
         headless: bool = False,
         headless_policy: str = "deny",
     ) -> None:
-        self._lock = threading.Lock()
-        self.rules: dict[str, Verdict] = {p: check_verdict(v) for p, v in (rules or {}).items()}
+        super().__init__(rules, headless=headless, headless_policy=headless_policy)
         self.trusted: set[str] = set(trusted)
         self.auto_allow_read_only = auto_allow_read_only
-        self.headless = headless
-        self.headless_policy: Verdict = check_verdict(headless_policy)
-        if self.headless_policy == "ask":
-            raise ValueError("the headless policy must be allow or deny: nobody is there to ask")
-        self.session_allowed: set[str] = set()
-
-    # -- changing it --------------------------------------------------------------------------------
-    def set(self, pattern: str, verdict: str) -> None:
-        """A rule for ``SERVER.TOOL`` or a pattern (``everything.*``, ``*.delete_*``)."""
-        if "." not in pattern and pattern != "*":
-            raise ValueError(
-                f"a rule pattern is SERVER.TOOL (e.g. 'everything.echo' or 'local.*'), not {pattern!r}"
-            )
-        with self._lock:
-            self.rules[pattern] = check_verdict(verdict)
-
-    def unset(self, pattern: str) -> bool:
-        with self._lock:
-            return self.rules.pop(pattern, None) is not None
 
     def trust(self, server: str) -> None:
         with self._lock:
@@ -132,50 +189,22 @@ class Policy:
         with self._lock:
             self.trusted.discard(server)
 
-    def always_allow(self, server: str, tool: str) -> None:
-        with self._lock:
-            self.session_allowed.add(f"{server}.{tool}")
-
     def is_trusted(self, server: str) -> bool:
         return server == LOCAL or server in self.trusted
 
-    # -- deciding ---------------------------------------------------------------------------------------
-    def decide(self, server: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
-        decision = self._decide(server, tool, tool_def)
-        if decision.verdict == "ask" and self.headless:
-            return Decision(self.headless_policy, f"headless policy ({decision.by})")
-        return decision
-
-    def _decide(self, server: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
-        key = f"{server}.{tool}"
-        with self._lock:
-            rules = dict(self.rules)
-            allowed = key in self.session_allowed
-        if key in rules:
-            return Decision(rules[key], f"rule {key!r}")
-        matching = sorted((p for p in rules if fnmatch.fnmatchcase(key, p)), key=_specificity, reverse=True)
-        for pattern in matching:
-            verdict = rules[pattern]
-            if verdict == "allow" and declares_destructive(tool_def):
-                return Decision("ask", f"rule {pattern!r}, but the tool declares destructiveHint")
-            return Decision(verdict, f"rule {pattern!r}")
-        if allowed:
-            return Decision("allow", "always allow (this session)")
-        if server == LOCAL:
+    def _default(self, party: str, tool_def: Mapping[str, Any] | None) -> Decision:
+        if party == LOCAL:
             if declares_destructive(tool_def):
                 return Decision("ask", "default: notebook tool that declares destructiveHint")
             return Decision("allow", "default: notebook tool")
-        if self.auto_allow_read_only and server in self.trusted and is_read_only(tool_def):
+        if self.auto_allow_read_only and party in self.trusted and is_read_only(tool_def):
             return Decision("allow", "default: read-only tool of a trusted server")
         return Decision("ask", "default: remote tool")
 
     # -- showing it -------------------------------------------------------------------------------------
     def rows(self) -> list[dict[str, Any]]:
+        rows = super().rows()
         with self._lock:
-            rows = [{"kind": "rule", "what": p, "verdict": v} for p, v in sorted(self.rules.items())]
-            rows += [
-                {"kind": "always allow", "what": k, "verdict": "allow"} for k in sorted(self.session_allowed)
-            ]
             rows += [{"kind": "trusted server", "what": s, "verdict": ""} for s in sorted(self.trusted)]
         mode = f"headless: {self.headless_policy}" if self.headless else "interactive: ask means a click"
         rows.append({"kind": "mode", "what": mode, "verdict": ""})

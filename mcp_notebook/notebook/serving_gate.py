@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
-import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..protocol.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response, parse, serialize
 from ..transports.base import Transport, TransportClosed
-from .policy import AuditEntry, AuditLog, Decision, Verdict, check_verdict, declares_destructive, is_read_only
+from .policy import AuditEntry, AuditLog, Decision, RuleBook, declares_destructive, is_read_only
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -56,79 +54,22 @@ Approver = Callable[[IncomingCall], Awaitable[bool]]
 Asker = Callable[[IncomingCall], Awaitable[bool]]
 
 
-def _specificity(pattern: str) -> tuple[int, int]:
-    return sum(1 for ch in pattern if ch not in "*?[]"), len(pattern)
-
-
-class IncomingPolicy:
+class IncomingPolicy(RuleBook):
     """Who may run which notebook tool. Rules by ``CLIENT.TOOL`` pattern (``"*.delete_rows": "ask"``,
     ``"mcp-inspector.*": "allow"``); an ``allow`` *pattern* does not cover a tool declaring
     ``destructiveHint`` (only an exact ``CLIENT.TOOL`` rule does). Defaults: ask for tools that declare
     ``destructiveHint: true``, allow read-only and other notebook tools (the notebook's author wrote them).
     Headless (nobody to click), an ``ask`` becomes ``headless_policy``."""
 
-    def __init__(
-        self, rules: Mapping[str, str] | None = None, *, headless: bool = False, headless_policy: str = "deny"
-    ) -> None:
-        self._lock = threading.Lock()
-        self.rules: dict[str, Verdict] = {p: check_verdict(v) for p, v in (rules or {}).items()}
-        self.headless = headless
-        self.headless_policy = check_verdict(headless_policy)
-        if self.headless_policy == "ask":
-            raise ValueError("the headless policy must be allow or deny: nobody is there to ask")
-        self.session_allowed: set[str] = set()
+    party = "CLIENT"
+    example = "'*.wipe' or 'claude-code.*'"
 
-    def set(self, pattern: str, verdict: str) -> None:
-        if "." not in pattern and pattern != "*":
-            raise ValueError(
-                f"a rule pattern is CLIENT.TOOL (e.g. '*.wipe' or 'claude-code.*'), not {pattern!r}"
-            )
-        with self._lock:
-            self.rules[pattern] = check_verdict(verdict)
-
-    def unset(self, pattern: str) -> bool:
-        with self._lock:
-            return self.rules.pop(pattern, None) is not None
-
-    def always_allow(self, client: str, tool: str) -> None:
-        with self._lock:
-            self.session_allowed.add(f"{client}.{tool}")
-
-    def decide(self, client: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
-        decision = self._decide(client, tool, tool_def)
-        if decision.verdict == "ask" and self.headless:
-            return Decision(self.headless_policy, f"headless policy ({decision.by})")
-        return decision
-
-    def _decide(self, client: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
-        key = f"{client}.{tool}"
-        with self._lock:
-            rules, allowed = dict(self.rules), key in self.session_allowed
-        if key in rules:
-            return Decision(rules[key], f"rule {key!r}")
-        for pattern in sorted(
-            (p for p in rules if fnmatch.fnmatchcase(key, p)), key=_specificity, reverse=True
-        ):
-            if rules[pattern] == "allow" and declares_destructive(tool_def):
-                if allowed:
-                    return Decision("allow", "always allow (this session)")
-                return Decision("ask", f"rule {pattern!r}, but the tool declares destructiveHint")
-            return Decision(rules[pattern], f"rule {pattern!r}")
-        if allowed:
-            return Decision("allow", "always allow (this session)")
+    def _default(self, party: str, tool_def: Mapping[str, Any] | None) -> Decision:
         if declares_destructive(tool_def):
             return Decision("ask", "default: the tool declares destructiveHint")
         if is_read_only(tool_def):
             return Decision("allow", "default: read-only tool")
         return Decision("allow", "default: notebook tool")
-
-    def rows(self) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = [{"kind": "rule", "what": p, "verdict": v} for p, v in sorted(self.rules.items())]
-            rows += [
-                {"kind": "always allow", "what": k, "verdict": "allow"} for k in sorted(self.session_allowed)
-            ]
-        return rows
 
 
 class PolicyApprover:

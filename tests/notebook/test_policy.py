@@ -245,3 +245,26 @@ def test_headless_policy_env_overrides_config(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS_POLICY", "sometimes")
     with pytest.raises(ValueError, match="expected 'allow' or 'deny'"):
         config.effective_headless_policy()
+
+
+def test_always_allow_beats_an_ask_pattern_but_never_a_deny() -> None:
+    from mcp_notebook.notebook.policy import Policy
+
+    policy = Policy({"srv.*": "ask", "srv.rm_*": "deny"})
+    policy.always_allow("srv", "echo")
+    policy.always_allow("srv", "rm_all")
+    assert policy.decide("srv", "echo", None).verdict == "allow"
+    assert policy.decide("srv", "rm_all", None).verdict == "deny"
+    assert policy.decide("srv", "other", None).verdict == "ask"
+
+
+def test_incoming_and_outgoing_policies_share_the_rule_mechanics() -> None:
+    from mcp_notebook.notebook.policy import Policy, RuleBook
+    from mcp_notebook.notebook.serving_gate import IncomingPolicy
+
+    destructive = {"annotations": {"destructiveHint": True}}
+    for policy in (Policy({"a.*": "allow"}), IncomingPolicy({"a.*": "allow"})):
+        assert isinstance(policy, RuleBook)
+        assert policy.decide("a", "wipe", destructive).verdict == "ask"  # a pattern never covers it
+        policy.set("a.wipe", "allow")
+        assert policy.decide("a", "wipe", destructive).verdict == "allow"  # an exact rule does

@@ -18,6 +18,7 @@ Headless (nobody can click), an ``ask`` becomes the declared headless policy, ``
 
 from __future__ import annotations
 
+import abc
 import datetime as dt
 import fnmatch
 import itertools
@@ -89,7 +90,7 @@ def _specificity(pattern: str) -> tuple[int, int]:
     return literal, len(pattern)
 
 
-class RuleBook:
+class RuleBook(abc.ABC):
     """Rules by ``PARTY.TOOL`` pattern, "always allow" choices and the headless fallback: the mechanics
     shared by the policy for calls the notebook makes (:class:`Policy`, PARTY = server) and the one for
     calls made to it (``serving_gate.IncomingPolicy``, PARTY = client). Subclasses give the defaults."""
@@ -150,8 +151,9 @@ class RuleBook:
             return Decision(verdict, f"rule {pattern!r}")
         return self._default(party, tool_def)
 
+    @abc.abstractmethod
     def _default(self, party: str, tool_def: Mapping[str, Any] | None) -> Decision:
-        raise NotImplementedError  # each policy states its own defaults
+        """The verdict when no rule and no "always allow" applies: each policy states its own."""
 
     def rows(self) -> list[dict[str, Any]]:
         with self._lock:

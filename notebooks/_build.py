@@ -1,4 +1,6 @@
-"""Write the workshop notebooks from the cell lists below, outputs cleared, so they stay reviewable.
+"""Write the workshop notebooks from their cell lists, outputs cleared, so they stay reviewable.
+
+The quickstart's cells are below; each workshop's are in ``_NN_<name>.py`` next to this file.
 
 Usage: python notebooks/_build.py          (write them)
        python notebooks/_build.py --check  (exit 1 if a notebook differs from what this file says)
@@ -14,17 +16,15 @@ from pathlib import Path
 
 import nbformat
 
+# The workshop modules sit next to this file (the script's directory is on sys.path when it runs).
+from _02_remote_servers import CELLS as REMOTE_SERVERS
+from _03_forms_and_approvals import CELLS as FORMS_AND_APPROVALS
+from _04_tool_contracts_and_errors import CELLS as TOOL_CONTRACTS_AND_ERRORS
+from _05_tools_resources_prompts import CELLS as TOOLS_RESOURCES_PROMPTS
+from _06_under_the_hood import CELLS as UNDER_THE_HOOD
+from _cells import Cell, code, md
+
 HERE = Path(__file__).resolve().parent
-
-Cell = tuple[str, str]  # ("md" | "code", source)
-
-
-def md(text: str) -> Cell:
-    return ("md", text.strip("\n"))
-
-
-def code(text: str) -> Cell:
-    return ("code", text.strip("\n"))
 
 
 QUICKSTART: list[Cell] = [
@@ -160,7 +160,14 @@ question) and `demo.divide b=0` (a tool error). `%mcp --help` lists every comman
 """),
 ]
 
-NOTEBOOKS: dict[str, list[Cell]] = {"quickstart": QUICKSTART}
+NOTEBOOKS: dict[str, list[Cell]] = {
+    "quickstart": QUICKSTART,
+    "02_remote_servers": REMOTE_SERVERS,
+    "03_forms_and_approvals": FORMS_AND_APPROVALS,
+    "04_tool_contracts_and_errors": TOOL_CONTRACTS_AND_ERRORS,
+    "05_tools_resources_prompts": TOOLS_RESOURCES_PROMPTS,
+    "06_under_the_hood": UNDER_THE_HOOD,
+}
 
 
 def build(name: str, cells: list[Cell]) -> str:

@@ -1,0 +1,161 @@
+"""Every workshop notebook in ``notebooks/`` runs end to end in a real kernel, headless, and shows what it
+teaches.
+
+Nobody can click in these runs, so ``MCP_NOTEBOOK_HEADLESS=1`` and ``MCP_NOTEBOOK_HEADLESS_POLICY=allow``
+answer the approval cards (the notebooks explain that in their own words). Each notebook gets a fresh
+kernel, a bounded time per cell, and its kernel is shut down however the run ends (nbclient's
+``execute`` owns the kernel and cleans it up in a ``finally``). The quickstart runs in
+``tests/browser/test_notebooks.py``, next to the check that the committed notebooks are what
+``notebooks/_build.py`` writes, so neither is repeated here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+RUN_ELSEWHERE = {"quickstart"}  # tests/browser/test_notebooks.py
+CELL_TIMEOUT = 60  # seconds; the slowest cell (a counted progress bar) takes about 2
+
+# What each notebook must have shown once it ran: substrings of its outputs (printed text, text/plain and
+# text/html of results), each the visible trace of one thing the notebook teaches.
+EXPECTED: dict[str, list[str]] = {
+    "02_remote_servers": [
+        "'name': 'demo'",  # connected over stdio; the handshake's serverInfo
+        "Hello, Ada!",  # a remote call, approved by the headless policy
+        "'temperatures': [",  # structuredContent
+        "data:image/png;base64,",  # an image content block, rendered inline
+        "data:audio/wav;base64,",  # an audio player
+        "['text', 'resource_link', 'resource']",  # a link and an embedded resource
+        "# The demo server",  # the linked resource, read
+        "Counted to 5.",  # progress, to the end
+        "('cancelled', (",  # a call cancelled after its first progress notification
+        "HTTP 401",  # the HTTP server refuses a client without its bearer token
+        "weather.temperature",  # ... and answers one with it
+        "notifications/initialized",  # the HTTP conversation's trace
+        "disconnected 'weather'",
+    ],
+    "03_forms_and_approvals": [
+        "application/vnd.jupyter.widget-view+json",  # the forms are widgets
+        '"$ref": "#/$defs/Traveller"',  # a nested object in the derived schema
+        "('traveller.email', \"'ada-at-example' is not a 'email'\")",  # validated before sending
+        "('stops.0.city', 'This field is required.')",
+        "Ada: Lyon, Nice; 3 nights from 2026-05-01 to 2026-05-04, economy",  # submitted from code
+        "headless policy (default: remote tool)",  # who approved, when nobody can click
+        "The call to demo.divide was denied (rule 'demo.divide')",  # a denial is a result
+        "Hello, Grace!",  # always allow
+        "default: read-only tool of a trusted server",  # trust + auto_allow_read_only
+        "but the tool declares destructiveHint",  # a pattern never auto-allows a destructive tool
+        "%mcp call plan_trip traveller=",  # history, copied as a magic ...
+        "mcp.call('plan_trip', {'traveller':",  # ... and as Python
+        "No booking made (you chose 'decline')",  # elicitation, declined headless
+        "(True, 'allow')",  # mcp.headless and the headless policy
+    ],
+    "04_tool_contracts_and_errors": [
+        '"enum": [',  # Literal -> enum
+        '"maximum": 30',  # Annotated[int, Field(le=30)]
+        '"description": "How many nights, 1 to 30."',  # from the docstring's Args
+        '"outputSchema": {',
+        "'structuredContent': {'room': 'double', 'nights': 2, 'total_eur': 250.0}",
+        "at 'nights': 40 is greater than the maximum of 30",  # input validation: a tool error ...
+        "'isError': True",
+        "a suite can be booked for at most 7 nights, not 9",  # ToolError
+        "KeyError: '2026-06-01'",  # an unexpected exception, still an isError result
+        "code: -32602\nmessage: Unknown tool: book_room",  # a protocol error
+        "-32602 (Invalid params)",  # ... as the trace shows it
+    ],
+    "05_tools_resources_prompts": [
+        "{'result': ['hobbit']}",  # the tool
+        "shop://books/{book_id}",  # a resource template, listed
+        "The Hobbit, by J. R. R. Tolkien",  # ... and read
+        "-32002 Resource not found {'uri': 'shop://authors/austen'}",
+        "-32002 Resource not found {'uri': 'shop://books/moby-dick'}",
+        "I feel curious. Recommend one book of short length",  # the prompt's messages
+        "-32602 Missing required arguments for prompt 'recommend': mood",
+        "'values': ['homesick', 'hopeful']",  # completion of a prompt argument
+        "'values': ['hobbit']",  # ... and of a template variable
+    ],
+    "06_under_the_hood": [
+        '"method": "initialize"',  # the raw handshake
+        '"protocolVersion": "2025-11-25"',
+        "notifications/initialized",
+        '"progressToken": ',  # a request asking for progress ...
+        '"method": "notifications/progress"',  # ... and the notifications
+        '"method": "notifications/cancelled"',  # cancellation, on the wire
+        '"code": -32602',  # a protocol error
+        '"isError": true',  # a tool execution error
+        "notifications/tools/list_changed",  # a redefined tool
+        "updated tool 'double'",
+        '"method":"notifications/cancelled"',  # the plain Client's raw trace
+        "Hello, Python!",
+    ],
+}
+
+
+def workshops() -> list[str]:
+    return sorted(path.stem for path in NOTEBOOKS.glob("*.ipynb") if path.stem not in RUN_ELSEWHERE)
+
+
+def shown(notebook: Any) -> str:
+    """Everything the notebook's code cells printed or displayed, as one string."""
+    parts: list[str] = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.outputs:
+            if output.output_type == "stream":
+                parts.append(output.text)
+            data = output.get("data", {})
+            parts.extend(str(data[mime]) for mime in ("text/plain", "text/html") if mime in data)
+            if "application/vnd.jupyter.widget-view+json" in data:
+                parts.append("application/vnd.jupyter.widget-view+json")
+    return "\n".join(parts)
+
+
+def test_every_workshop_has_checks() -> None:
+    assert workshops() == sorted(EXPECTED), "add the new notebook's key outputs to EXPECTED"
+
+
+@pytest.mark.parametrize("name", sorted({"quickstart", *workshops()}))
+def test_workshop_needs_no_network(name: str) -> None:
+    """Workshops run anywhere: local subprocesses (sys.executable), in-notebook servers, 127.0.0.1 only."""
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        assert "npx" not in cell.source, cell.source
+        for url in re.findall(r"https?://[^\s\"')]+", cell.source):
+            assert url.startswith("http://127.0.0.1"), url
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", workshops())
+def test_workshop_runs_headless(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "1")
+    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS_POLICY", "allow")
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    where = {"metadata": {"path": str(NOTEBOOKS)}}  # the kernel's working directory
+    client = NotebookClient(
+        notebook, timeout=CELL_TIMEOUT, startup_timeout=60, kernel_name="python3", resources=where
+    )
+    client.execute()  # raises CellExecutionError (with the traceback) at the first failing cell
+    errors = [
+        output
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.output_type == "error"
+    ]
+    assert not errors
+    unrun = [cell.id for cell in notebook.cells if cell.cell_type == "code" and cell.execution_count is None]
+    assert not unrun
+    text = shown(notebook)
+    missing = [expected for expected in EXPECTED.get(name, []) if expected not in text]
+    assert not missing, f"{name} did not show: {missing}"

@@ -43,6 +43,14 @@ class SyncClient:
     async def _connect(self) -> None:
         await self.aio.connect()
 
+    def __repr__(self) -> str:
+        connection = self.aio._connection
+        if connection is None or connection.closed:
+            return f"<SyncClient {self.name!r}, not connected>"
+        info = self.server_info
+        server = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+        return f"<SyncClient {self.name!r}: {server}, protocol {self.negotiated_version}>"
+
     def close(self) -> None:
         self.runtime.run(self.aio.aclose())
 

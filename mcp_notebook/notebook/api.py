@@ -221,16 +221,16 @@ class NotebookMCP:
     def _split(self, name: str) -> tuple[str, str]:
         return self._connections.split(name)
 
-    def _list_tools(self, server: str) -> dict[str, dict[str, Any]]:
+    def _list_tools(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]:
         if server == LOCAL:
             registry = self.server.tools
             return {n: t.definition for n in registry.names() if (t := registry.get(n)) is not None}
-        return self._connections.tools(server)
+        return self._connections.tools(server, want)
 
-    async def _list_tools_async(self, server: str) -> dict[str, dict[str, Any]]:
+    async def _list_tools_async(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]:
         if server == LOCAL:
             return self._list_tools(server)
-        return await self._connections.tools_async(server, self.runtime)
+        return await self._connections.tools_async(server, self.runtime, want)
 
     def _tool_def(self, server: str, tool: str, tools: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         found = tools.get(tool)
@@ -264,7 +264,7 @@ class NotebookMCP:
         """The wire definition (schemas, annotations) of ``SERVER.TOOL`` or a notebook tool."""
         server, tool = self._split(name)
         self._client(server)
-        return self._tool_def(server, tool, self._list_tools(server))
+        return self._tool_def(server, tool, self._list_tools(server, tool))
 
     # ---- calls ---------------------------------------------------------------------------------------------
     def _handle(
@@ -330,9 +330,10 @@ class NotebookMCP:
         **kwargs: Any,
     ) -> CallHandle:
         """Decide and create the handle without running or showing it (``handle.approve()`` runs an ask)."""
-        server, _tool = self._split(name)
+        server, tool = self._split(name)
         self._client(server)
-        return self._handle(name, self._arguments(arguments, kwargs), self._list_tools(server), call_timeout)
+        tools = self._list_tools(server, tool)
+        return self._handle(name, self._arguments(arguments, kwargs), tools, call_timeout)
 
     def call(
         self,
@@ -375,9 +376,9 @@ class NotebookMCP:
     ) -> CallHandle:
         """``await mcp.call_async(...)`` in an async cell: shows the call live and waits for it, approval
         clicks included (the kernel's loop keeps serving them while the cell awaits)."""
-        server, _tool = self._split(name)
+        server, tool = self._split(name)
         self._client(server)
-        tools = await self._list_tools_async(server)
+        tools = await self._list_tools_async(server, tool)
         handle = self._handle(name, self._arguments(arguments, kwargs), tools, call_timeout)
         if handle.state == "running":
             handle._launch()

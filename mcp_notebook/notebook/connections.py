@@ -128,18 +128,24 @@ class Connections:
             client.close()
 
     # -- tools/list, cached ------------------------------------------------------------------------------
-    def tools(self, name: str) -> dict[str, dict[str, Any]]:
+    def tools(self, name: str, want: str | None = None) -> dict[str, dict[str, Any]]:
+        """The server's tools, cached until its list_changed. A ``want``ed tool missing from the cache
+        triggers one fresh listing: the notification may still be on its way when a cell that just added
+        the tool calls it."""
         cached = self._tools.get(name)
-        if cached is None:
+        if cached is None or (want is not None and want not in cached):
             listed = self.get(name).list_tools()
             cached = self._tools[name] = {t["name"]: t for t in listed}
         return cached
 
-    async def tools_async(self, name: str, runtime: Runtime) -> dict[str, dict[str, Any]]:
-        if name not in self._tools:
+    async def tools_async(
+        self, name: str, runtime: Runtime, want: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        cached = self._tools.get(name)
+        if cached is None or (want is not None and want not in cached):
             listed = await runtime.run_async(self.get(name).aio.list_tools())
-            self._tools[name] = {t["name"]: t for t in listed}
-        return self._tools[name]
+            cached = self._tools[name] = {t["name"]: t for t in listed}
+        return cached
 
     def forget_tools(self, name: str) -> None:
         self._tools.pop(name, None)

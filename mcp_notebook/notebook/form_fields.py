@@ -466,14 +466,12 @@ def build_date(kit: Kit, spec: Spec) -> Field:
 def build_number(kit: Kit, spec: Spec) -> Field:
     schema, integer = spec.schema, spec.schema.get("type") == "integer"
     low, high = number_bounds(schema, integer)
-    if low is None and high is None:
-        control = (widgets.IntText if integer else widgets.FloatText)(layout=kit.plain, style=kit.desc_style)
-    else:
-        bounded = widgets.BoundedIntText if integer else widgets.BoundedFloatText
-        low = -_SAFE_INT if low is None else low
-        high = _SAFE_INT if high is None else high
-        start = max(low, min(0, high))
-        control = bounded(min=low, max=high, value=start, layout=kit.plain, style=kit.desc_style)
+    # Plain (unbounded) widgets: a Bounded* widget silently clamps what the user typed (30 becomes 14),
+    # where the form must keep the value and show "greater than the maximum" next to the field.
+    start = max(-_SAFE_INT if low is None else low, min(0, _SAFE_INT if high is None else high))
+    control = (widgets.IntText if integer else widgets.FloatText)(
+        value=start, layout=kit.plain, style=kit.desc_style
+    )
     cast: Callable[[Any], Any] = int if integer else float
     include = None
     if not spec.required and "default" not in schema:

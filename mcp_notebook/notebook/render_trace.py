@@ -75,8 +75,8 @@ def _call_result(r: Mapping[str, Any]) -> str:
 
 _REQUESTS: dict[str, Summary] = {
     "initialize": _initialize_request,
-    "tools/call": lambda p: f"{p.get('name')}({_args(p.get('arguments'))})",
-    "prompts/get": lambda p: f"{p.get('name')}({_args(p.get('arguments'))})",
+    "tools/call": lambda p: f"{p.get('name', '(no name)')}({_args(p.get('arguments'))})",
+    "prompts/get": lambda p: f"{p.get('name', '(no name)')}({_args(p.get('arguments'))})",
     "resources/read": lambda p: str(p.get("uri")),
     "sampling/createMessage": lambda p: (
         f"{len(p.get('messages') or [])} message(s), maxTokens {p.get('maxTokens')}"

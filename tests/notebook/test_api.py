@@ -572,3 +572,20 @@ def test_the_server_is_not_created_by_load(shell_factory: Any) -> None:
     shell = shell_factory()
     assert api(shell)._server is None  # %load_ext stays cheap: the server comes on first use
     assert Server is type(api(shell).server)
+
+
+def test_a_tool_added_to_a_connected_server_is_callable_at_once(shell: Any) -> None:
+    """The tools cache is refreshed on a miss: list_changed may still be in flight when the cell calls it."""
+    mcp: NotebookMCP = shell.user_ns["mcp"]
+    server = remote_server()
+    mcp.connect("remote", server)
+    mcp.policy.set("remote.*", "allow")
+    assert "late" not in mcp._list_tools("remote")  # the cache now holds the old list
+
+    @server.tool
+    def late(word: str) -> str:
+        """Added after connecting."""
+        return word * 2
+
+    handle = mcp.call("remote.late", word="ab")
+    assert handle.state == "done" and handle.text == "abab"

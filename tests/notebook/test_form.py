@@ -283,12 +283,17 @@ def test_pattern_format_and_bound_errors_show_next_to_fields() -> None:
     assert [e.path for e in form.validate()] == [("nick",)]
 
 
-def test_bounded_numbers_use_bounded_widgets_with_exclusive_integer_bounds() -> None:
-    form = SchemaForm({"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}})
-    box = control(form, "n", widgets.BoundedIntText)
-    assert box.min == 1 and form.value == {}  # optional, no default: not sent until set
+def test_bounded_numbers_keep_what_was_typed_and_report_the_bound() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0, "maximum": 14}}}
+    form = SchemaForm(schema)
+    box = control(form, "n", widgets.IntText)
+    assert box.value == 1 and form.value == {}  # starts inside the bounds; optional: not sent until set
+    box.value = 30  # a Bounded* widget would have clamped this to 14 without a word
+    assert form.value == {"n": 30}
+    errors = form.validate()
+    assert [e.path for e in errors] == [("n",)] and "maximum of 14" in errors[0].message
     box.value = 5
-    assert form.value == {"n": 5}
+    assert form.value == {"n": 5} and form.validate() == []
 
 
 def test_unplaced_errors_show_at_the_top() -> None:

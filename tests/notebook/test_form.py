@@ -284,7 +284,8 @@ def test_pattern_format_and_bound_errors_show_next_to_fields() -> None:
 
 
 def test_bounded_numbers_keep_what_was_typed_and_report_the_bound() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0, "maximum": 14}}}
+    number = {"type": "integer", "exclusiveMinimum": 0, "maximum": 14}
+    schema = {"type": "object", "properties": {"n": number}}
     form = SchemaForm(schema)
     box = control(form, "n", widgets.IntText)
     assert box.value == 1 and form.value == {}  # starts inside the bounds; optional: not sent until set

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .connection import Connection, IncomingRequest
+from .protocol import modern
 from .protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -22,6 +23,7 @@ from .protocol.errors import (
     JSONRPCError,
     LocalProtocolError,
 )
+from .protocol.jsonrpc import RequestId
 from .protocol.session import Role, Session, State, has_capability
 from .tools.context import Context
 from .tools.prompts import PromptArgumentError
@@ -36,7 +38,7 @@ __all__ = ["LOG_LEVELS", "ServerSession"]
 
 log = logging.getLogger("mcp_notebook.server")
 
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS = modern.LOG_LEVELS  # RFC 5424 severities, lowest first
 
 
 class ServerSession:
@@ -55,6 +57,8 @@ class ServerSession:
         )
         self.log_level: str | None = None  # None: the client never set one; we send everything
         self.subscriptions: set[str] = set()
+        # Open 2026-07-28 subscriptions/listen requests on this connection: id -> the filter we honour.
+        self.listens: dict[RequestId, dict[str, Any]] = {}
         self._held: list[tuple[str, dict[str, Any] | None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -71,10 +75,26 @@ class ServerSession:
             await self.connection.aclose()
 
     async def handle(self, request: IncomingRequest) -> dict[str, Any]:
+        if request.modern is not None:
+            return await self._handle_modern(request)
         handler = HANDLERS.get(request.method)
         if handler is None:
             raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
         return await handler(self, request)
+
+    async def _handle_modern(self, request: IncomingRequest) -> dict[str, Any]:
+        """A stateless 2026-07-28 request: same handlers, modern finish (protocol/modern.py)."""
+        handler = MODERN_HANDLERS.get(request.method)
+        if handler is None:
+            raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        try:
+            result = await handler(self, request)
+        except modern.MissingClientCapability as exc:
+            raise exc.error from None
+        server = self.server
+        return modern.complete(
+            result, request.method, server.info, ttl_ms=server.cache_ttl_ms, cache_scope=server.cache_scope
+        )
 
     async def on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/initialized":
@@ -90,6 +110,9 @@ class ServerSession:
         loop = self.loop
         if loop is None or self.connection.closed:
             return
+        self.publish(method, params)
+        if self.session.state in (State.NEW, State.CLOSED):
+            return  # no legacy session (yet): nothing to announce; a later initialize lists afresh
         if self.session.state is not State.READY:
             # Not before notifications/initialized (lifecycle#operation): keep it until then.
             self._held.append((method, params))
@@ -98,9 +121,26 @@ class ServerSession:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(lambda: loop.create_task(self._notify_quietly(method, params)))
 
-    async def _notify_quietly(self, method: str, params: dict[str, Any] | None) -> None:
+    def publish(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Deliver a change notification to this connection's matching ``subscriptions/listen`` streams."""
+        loop = self.loop
+        if loop is None or self.connection.closed:
+            return
+        for listen_id, honoured in list(self.listens.items()):
+            if modern.listen_matches(honoured, method, params):
+                tagged = {**(params or {}), "_meta": {modern.META_SUBSCRIPTION_ID: listen_id}}
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self._spawn_notify, method, tagged, listen_id)
+
+    def _spawn_notify(self, method: str, params: dict[str, Any], related_id: RequestId) -> None:
+        assert self.loop is not None
+        self.loop.create_task(self._notify_quietly(method, params, related_id))
+
+    async def _notify_quietly(
+        self, method: str, params: dict[str, Any] | None, related_id: RequestId | None = None
+    ) -> None:
         try:
-            await self.connection.notify(method, params)
+            await self.connection.notify(method, params, related_id=related_id)
         except Exception as exc:  # a closed peer must not break the sender
             log.debug("%s not delivered: %s", method, exc)
 
@@ -118,9 +158,12 @@ def _freeze(params: dict[str, Any] | None) -> tuple[tuple[str, Any], ...] | None
 class _ContextBackend:
     """What a tool's :class:`Context` talks to: this request on this session."""
 
-    def __init__(self, owner: ServerSession, request: IncomingRequest) -> None:
+    def __init__(
+        self, owner: ServerSession, request: IncomingRequest, inputs: modern.InputRound | None = None
+    ) -> None:
         self._owner = owner
         self._request = request
+        self._inputs = inputs
         self._last_progress: float | None = None
         self.loop = asyncio.get_running_loop()
 
@@ -130,7 +173,13 @@ class _ContextBackend:
 
     @property
     def client_info(self) -> dict[str, Any]:
-        return self._owner.client_info
+        meta = self._request.modern
+        return meta.client_info if meta is not None else self._owner.client_info
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        meta = self._request.modern
+        return meta.client_capabilities if meta is not None else self._owner.session.peer_capabilities
 
     @property
     def cancel_event(self) -> threading.Event:
@@ -148,25 +197,30 @@ class _ContextBackend:
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if (
-            message is not None
-            and self._owner.session.version
-            and self._owner.session.version.supports("progress_message")
-        ):
+        version = self._request.modern.version if self._request.modern else self._owner.session.version
+        if message is not None and version is not None and version.supports("progress_message"):
             params["message"] = message
         await self._request.notify("notifications/progress", params)
 
     async def log(self, level: str, data: Any, logger: str | None) -> None:
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        if not self._owner.wants_log(level):
-            return
+        meta = self._request.modern
+        if not (meta.wants_log(level) if meta is not None else self._owner.wants_log(level)):
+            return  # modern: only at or above the request's own logLevel, and none without one
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
         await self._request.notify("notifications/message", params)
 
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+        """One "input request": a server->client request (legacy) or an MRTR round (modern)."""
+        if self._request.modern is not None:
+            if self._inputs is None:
+                raise LocalProtocolError(f"{self._request.method} cannot ask the client for input (MRTR)")
+            if method == "elicitation/create" and params.get("mode") == "form":
+                params = {k: v for k, v in params.items() if k != "mode"}  # form is the default mode
+            return self._inputs.ask(method, params, key)
         if method == "elicitation/create":
             params = self._elicitation_params(params)
         return await self._request.request(method, params)
@@ -217,6 +271,55 @@ def _listing(
     return result
 
 
+def _input_round(s: ServerSession, r: IncomingRequest) -> modern.InputRound | None:
+    """Modern only: the answers this retry brings (sealed earlier ones plus ``inputResponses``)."""
+    if r.modern is None:
+        return None
+    responses = modern.read_input_responses(r.params)
+    if "requestState" in r.params:
+        earlier = s.server.state_sealer.open(r.params["requestState"], r.method, r.params)
+        responses = {**earlier, **responses}
+    return modern.InputRound(r.modern, responses)
+
+
+def _input_required(
+    s: ServerSession, r: IncomingRequest, inputs: modern.InputRound | None, needed: modern.InputRequired
+) -> dict[str, Any]:
+    """End this round: earlier answers ride along in the sealed state; the retry re-runs and replays them."""
+    if inputs is None:  # only a modern request's context asks through an input round
+        raise LocalProtocolError("input_required outside an MRTR request")
+    state = s.server.state_sealer.seal(r.method, r.params, inputs.responses)
+    return modern.input_required_result(needed.requests, state)
+
+
+async def _discover(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+    """server/discover (2026-07-28): versions, capabilities, instructions; serverInfo goes in _meta."""
+    result: dict[str, Any] = {
+        "supportedVersions": list(s.session.modern_versions),
+        "capabilities": s.session.capabilities,
+    }
+    if s.server.instructions:
+        result["instructions"] = s.server.instructions
+    return result
+
+
+async def _listen(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+    """subscriptions/listen: acknowledge, then carry matching notifications until the client hangs up.
+
+    The ack is the stream's first message; every notification is tagged with the listen request's id
+    (basic/patterns/subscriptions). Ends by cancellation: a closed HTTP stream or notifications/cancelled.
+    """
+    honoured = modern.listen_filter(r.params, s.session.capabilities)
+    meta = {modern.META_SUBSCRIPTION_ID: r.id}
+    await r.notify("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
+    s.listens[r.id] = honoured
+    try:
+        await asyncio.Event().wait()  # until cancelled
+    finally:
+        s.listens.pop(r.id, None)
+    return {"_meta": meta}  # pragma: no cover - the wait above only ends by cancellation
+
+
 async def _initialize(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     return s.session.accept_initialize(r.params, s.server.instructions)
 
@@ -244,9 +347,18 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     arguments = r.params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-    context = Context(_ContextBackend(s, r)) if tool.context_param else None
+    inputs = _input_round(s, r)
+    context = Context(_ContextBackend(s, r, inputs)) if tool.context_param else None
     s.server._emit("call_started", {"session": s, "request": r, "tool": name, "arguments": arguments})
-    outcome = await tool.call(arguments, context, run_sync=s.server.run_sync, run_async=s.server.run_async)
+    try:
+        outcome = await tool.call(
+            arguments, context, run_sync=s.server.run_sync, run_async=s.server.run_async
+        )
+    except modern.RequestEscalation as escalation:
+        s.server._emit("call_finished", {"session": s, "request": r, "tool": name, "outcome": None})
+        if not isinstance(escalation, modern.InputRequired):
+            raise
+        return _input_required(s, r, inputs, escalation)
     if outcome.exception is not None:
         log.info("tool %s failed: %s\n%s", name, outcome.exception, outcome.traceback or "")
     s.server._emit("call_finished", {"session": s, "request": r, "tool": name, "outcome": outcome})
@@ -271,7 +383,9 @@ async def _resources_read(s: ServerSession, r: IncomingRequest) -> dict[str, Any
         variables = template.match(uri)
         if variables is not None:
             return {"contents": await template.read(uri, variables, s.server.run_sync)}
-    raise JSONRPCError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+    # 2026-07-28 (SEP-2164): an unknown resource is invalid params; legacy used -32002.
+    code = INVALID_PARAMS if r.modern is not None else RESOURCE_NOT_FOUND
+    raise JSONRPCError(code, "Resource not found", {"uri": uri})
 
 
 async def _subscribe(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
@@ -296,10 +410,14 @@ async def _prompts_get(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     arguments = r.params.get("arguments") or {}
     if not isinstance(arguments, dict):
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
+    inputs = _input_round(s, r)
+    context = Context(_ContextBackend(s, r, inputs)) if prompt.context_param else None
     try:
-        return await prompt.render(arguments, s.server.run_sync)
+        return await prompt.render(arguments, s.server.run_sync, context)
     except PromptArgumentError as exc:
         raise JSONRPCError(INVALID_PARAMS, str(exc)) from exc
+    except modern.InputRequired as needed:
+        return _input_required(s, r, inputs, needed)
 
 
 async def _complete(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
@@ -335,4 +453,12 @@ HANDLERS: dict[str, Handler] = {
     "prompts/get": _prompts_get,
     "completion/complete": _complete,
     "logging/setLevel": _set_level,
+}
+
+# The modern era's methods (protocol/modern.py MODERN_METHODS): no initialize, ping, logging/setLevel or
+# resources/(un)subscribe; server/discover and subscriptions/listen instead.
+MODERN_HANDLERS: dict[str, Handler] = {
+    **{method: HANDLERS[method] for method in modern.MODERN_METHODS if method in HANDLERS},
+    "server/discover": _discover,
+    "subscriptions/listen": _listen,
 }

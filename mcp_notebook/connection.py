@@ -24,6 +24,7 @@ from .protocol.errors import (
     RequestTimeoutError,
 )
 from .protocol.jsonrpc import RequestId, valid_id
+from .protocol.modern import RequestMeta
 from .protocol.session import (
     ErrorReceived,
     Event,
@@ -52,6 +53,7 @@ class IncomingRequest:
     params: dict[str, Any]
     connection: Connection
     cancel_event: threading.Event = field(default_factory=threading.Event)
+    modern: RequestMeta | None = None  # a stateless 2026-07-28 request: its own version and capabilities
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -320,7 +322,7 @@ class Connection:
         return task
 
     def _start_handler(self, event: RequestReceived) -> None:
-        incoming = IncomingRequest(event.id, event.method, event.params, self)
+        incoming = IncomingRequest(event.id, event.method, event.params, self, modern=event.modern)
         task = self._spawn(self._handle(incoming), f"{self.name} handle {event.method} {event.id}")
         self._running[event.id] = (task, incoming)
 

@@ -18,10 +18,12 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from ._server_session import ServerSession
+from .protocol.modern import StateSealer
 from .tools.prompts import PromptDef, make_prompt
 from .tools.registry import ToolRegistry
 from .tools.resources import ResourceDef, TemplateDef
@@ -62,6 +64,8 @@ class Server:
         run_sync: RunSync | None = None,
         run_async: RunAsync | None = None,
         trace_size: int = 2000,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "public",
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         extra = {"title": title, "description": description, "websiteUrl": website_url, "icons": icons}
@@ -74,6 +78,12 @@ class Server:
         self.run_sync: RunSync = run_sync or asyncio.to_thread
         self.run_async: RunAsync | None = run_async
         self.trace_size = trace_size
+        # 2026-07-28 caching hints (server/utilities/caching). A notebook's tools change whenever a cell is
+        # re-run, so results are stale at once by default; the lists never vary by caller, hence "public".
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        # Seals MRTR requestState; a fresh key per process, so a restarted server asks again.
+        self.state_sealer = StateSealer(secrets.token_bytes(32))
         self.tools = ToolRegistry()
         self.tools.on_change(lambda: self._broadcast("notifications/tools/list_changed"))
         self._resources: dict[str, ResourceDef] = {}
@@ -136,6 +146,11 @@ class Server:
     def remove_tool(self, name: str) -> bool:
         return self.tools.remove(name)
 
+    def tool_input_schema(self, name: object) -> dict[str, Any] | None:
+        """The inputSchema of tool ``name`` (None if unknown): the HTTP transport checks Mcp-Param headers."""
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        return tool.input_schema if tool is not None else None
+
     # ---- resources ---------------------------------------------------------------------------------------
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Register a function as a resource (fixed ``uri``) or a template (``uri`` with ``{vars}``)."""
@@ -187,6 +202,8 @@ class Server:
         for session in list(self.sessions):
             if uri in session.subscriptions:
                 session.notify_soon("notifications/resources/updated", {"uri": uri})
+            else:
+                session.publish("notifications/resources/updated", {"uri": uri})
 
     # ---- prompts and completion --------------------------------------------------------------------------
     @overload

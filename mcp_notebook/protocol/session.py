@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import jsonrpc
+from . import jsonrpc, modern
 from .errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -25,7 +25,8 @@ from .errors import (
     RemoteProtocolError,
 )
 from .jsonrpc import ErrorResponse, Invalid, Notification, Request, RequestId, Response
-from .versions import LATEST_LEGACY, SUPPORTED_VERSIONS, ProtocolVersion, negotiate
+from .modern import RequestMeta
+from .versions import LATEST_LEGACY, MODERN_VERSIONS, SUPPORTED_VERSIONS, ProtocolVersion, negotiate
 
 __all__ = [
     "TRANSITIONS",
@@ -151,6 +152,7 @@ class RequestReceived:
     id: RequestId
     method: str
     params: dict[str, Any]
+    modern: RequestMeta | None = None  # set for a stateless 2026-07-28 request
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,12 +188,14 @@ Event = RequestReceived | NotificationReceived | ResultReceived | ErrorReceived 
 
 @dataclass
 class Session:
-    """One side of one MCP connection (legacy era), as a state machine."""
+    """One side of one MCP connection, as a state machine: the legacy handshake, plus (server) modern
+    stateless requests, which pass no state gate and carry their own version and capabilities."""
 
     role: Role
     info: dict[str, Any] = field(default_factory=lambda: {"name": "mcp-notebook", "version": "0"})
     capabilities: dict[str, Any] = field(default_factory=dict)
     supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS
+    modern_versions: tuple[str, ...] = MODERN_VERSIONS  # a server answers these statelessly (dual-era)
     state: State = State.NEW
     version: ProtocolVersion | None = None
     peer_info: dict[str, Any] = field(default_factory=dict)
@@ -340,14 +344,36 @@ class Session:
             return self._on_notification(message)
         return self._on_answer(message)
 
-    def _refuse(self, request: Request, code: int, reason: str) -> ProtocolViolation:
-        reply = jsonrpc.serialize(ErrorResponse(request.id, code, reason))
+    def _refuse(self, request: Request, code: int, reason: str, data: Any = None) -> ProtocolViolation:
+        reply = jsonrpc.serialize(ErrorResponse(request.id, code, reason, data))
         return ProtocolViolation(f"{reason} (request {request.id!r})", reply)
+
+    def _is_modern(self, request: Request) -> bool:
+        """Era detection (2026 versioning#dual-era): modern ``_meta`` selects the stateless era; so does a
+        modern-only method before any ``initialize`` (its missing ``_meta`` is then reported as such)."""
+        if self.role is not Role.SERVER or not self.modern_versions:
+            return False
+        if modern.is_modern(request.params):
+            return True
+        return self.state is State.NEW and request.method in ("server/discover", "subscriptions/listen")
+
+    def _on_modern_request(self, request: Request) -> Event:
+        try:
+            meta = modern.read_meta(request.method, request.params, self.modern_versions)
+        except JSONRPCError as exc:
+            return self._refuse(request, exc.code, exc.message, exc.data)
+        needed = REQUIRED_CAPABILITY.get(request.method)
+        if needed and not has_capability(self.capabilities, needed):
+            return self._refuse(request, METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        self._incoming[request.id] = request.method
+        return RequestReceived(request.id, request.method, request.params or {}, meta)
 
     def _on_request(self, request: Request) -> Event:
         method = request.method
         if request.id in self._incoming:
             return self._refuse(request, INVALID_REQUEST, f"Request id {request.id!r} is already in use")
+        if self._is_modern(request):
+            return self._on_modern_request(request)
         allowed = self._allowed_to_receive()[self.state]
         if allowed is not ALL and method not in allowed:
             why = "before initialization" if self.state is not State.CLOSED else "after the session closed"

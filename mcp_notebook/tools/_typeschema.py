@@ -69,6 +69,7 @@ _ATTRIBUTE_KEYWORDS = {
     "multiple_of": "multipleOf",
     "pattern": "pattern",
     "format": "format",
+    "header": "x-mcp-header",
     "min_items": "minItems",
     "max_items": "maxItems",
 }

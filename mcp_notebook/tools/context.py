@@ -36,11 +36,15 @@ class ContextBackend(Protocol):
     @property
     def client_info(self) -> dict[str, Any]: ...
     @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+    @property
     def cancel_event(self) -> threading.Event: ...
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
     async def log(self, level: str, data: Any, logger: str | None) -> None: ...
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
+    async def request(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]: ...
 
 
 class Context:
@@ -58,6 +62,11 @@ class Context:
     def client_info(self) -> dict[str, Any]:
         """The calling client's ``clientInfo`` (name, version, ...), as it introduced itself."""
         return self._backend.client_info
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared: for a 2026-07-28 request, in that request's own ``_meta``."""
+        return self._backend.client_capabilities
 
     @property
     def cancelled(self) -> bool:
@@ -90,17 +99,26 @@ class Context:
     def error(self, data: Any) -> Any:
         return self.log("error", data)
 
-    def elicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
+    # ``key`` names the input request in a 2026-07-28 (MRTR) ``input_required`` result; by default the
+    # requests of one call are numbered in order. Legacy sessions ignore it.
+    def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Any:
         """Ask the user for structured input (form mode). Returns the ElicitResult dict: action, content."""
         params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
-        return self._bridge(self._backend.request("elicitation/create", params))
+        return self._bridge(self._backend.request("elicitation/create", params, key))
 
-    def elicit_url(self, message: str, url: str, elicitation_id: str) -> Any:
+    def elicit_url(self, message: str, url: str, elicitation_id: str, *, key: str | None = None) -> Any:
         """Ask the user to visit ``url`` (URL mode, 2025-11-25). Returns the ElicitResult dict."""
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return self._bridge(self._backend.request("elicitation/create", params))
+        return self._bridge(self._backend.request("elicitation/create", params, key))
 
-    def sample(self, messages: list[dict[str, Any]] | str, max_tokens: int = 512, **extra: Any) -> Any:
+    def sample(
+        self,
+        messages: list[dict[str, Any]] | str,
+        max_tokens: int = 512,
+        *,
+        key: str | None = None,
+        **extra: Any,
+    ) -> Any:
         """Ask the client's model for a completion (``sampling/createMessage``). Returns the result dict.
 
         ``messages`` may be a plain string (one user text message). ``extra`` takes the other request fields
@@ -109,13 +127,13 @@ class Context:
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         params = {"messages": messages, "maxTokens": max_tokens, **extra}
-        return self._bridge(self._backend.request("sampling/createMessage", params))
+        return self._bridge(self._backend.request("sampling/createMessage", params, key))
 
-    def list_roots(self) -> Any:
+    def list_roots(self, *, key: str | None = None) -> Any:
         """The client's roots (``roots/list``): a list of ``{"uri", "name"?}`` dicts."""
 
         async def roots() -> list[dict[str, Any]]:
-            result = await self._backend.request("roots/list", {})
+            result = await self._backend.request("roots/list", {}, key)
             return list(result.get("roots", []))
 
         return self._bridge(roots())

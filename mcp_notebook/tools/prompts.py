@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .content import _block as content_block
+from .context import Context
 from .docstrings import parse_docstring
+from .schema import _is_context, resolve_hints
 
 __all__ = ["PromptArgumentError", "PromptDef", "make_prompt", "messages_from"]
 
@@ -51,6 +53,7 @@ class PromptDef:
     description: str | None = None
     icons: list[dict[str, Any]] | None = None
     meta: dict[str, Any] | None = None
+    context_param: str | None = None  # a parameter annotated Context gets the call's context, like tools
 
     @property
     def definition(self) -> dict[str, Any]:
@@ -73,8 +76,12 @@ class PromptDef:
             raise PromptArgumentError(f"Prompt arguments must be strings: {', '.join(bad)}")
         return dict(arguments)
 
-    async def render(self, arguments: dict[str, Any], run_sync: RunSync | None = None) -> dict[str, Any]:
-        kwargs = self.check(arguments)
+    async def render(
+        self, arguments: dict[str, Any], run_sync: RunSync | None = None, context: Context | None = None
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = self.check(arguments)
+        if self.context_param is not None:
+            kwargs[self.context_param] = context
         if inspect.iscoroutinefunction(self.fn):
             value = await self.fn(**kwargs)
         else:
@@ -95,14 +102,23 @@ def make_prompt(
     meta: dict[str, Any] | None = None,
 ) -> PromptDef:
     summary, params = parse_docstring(fn.__doc__)
+    try:
+        hints = resolve_hints(fn)
+    except TypeError:
+        hints = {}  # prompt arguments are strings whatever the annotations say
     arguments = []
+    context_param = None
     for pname, param in inspect.signature(fn).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"prompt {fn.__name__}: *args/**kwargs cannot be prompt arguments")
+        if _is_context(hints.get(pname)):
+            context_param = pname
+            continue
         arg: dict[str, Any] = {"name": pname}
         if pname in params:
             arg["description"] = params[pname]
         if param.default is inspect.Parameter.empty:
             arg["required"] = True
         arguments.append(arg)
-    return PromptDef(name or fn.__name__, fn, arguments, title, description or summary or None, icons, meta)
+    description = description or summary or None
+    return PromptDef(name or fn.__name__, fn, arguments, title, description, icons, meta, context_param)

@@ -45,6 +45,9 @@ class Field:
     title: str | None = None
     examples: list[Any] | None = None
     format: str | None = None
+    header: str | None = (
+        None  # 2026-07-28 ``x-mcp-header``: HTTP clients mirror the value in Mcp-Param-{header}
+    )
 
 
 def resolve_hints(fn: Callable[..., Any]) -> dict[str, Any]:

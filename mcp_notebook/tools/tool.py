@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from ..protocol.modern import RequestEscalation
 from ._validation import SchemaCheck
 from .content import ToolError, text_block, to_call_result
 from .context import Context
@@ -104,6 +105,8 @@ class Tool:
             result = to_call_result(value, output_schema=self.output_schema, wrapped=self.wrapped)
         except ToolError as exc:
             return ToolOutcome(_error(str(exc)), exc, None)
+        except RequestEscalation:
+            raise  # MRTR input_required or a missing client capability: the request's answer, not the tool's
         except Exception as exc:
             message = f"Error executing tool {self.name}: {type(exc).__name__}: {exc}"
             return ToolOutcome(_error(message), exc, traceback.format_exc())

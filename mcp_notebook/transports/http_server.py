@@ -1,4 +1,14 @@
-"""Streamable HTTP server (protocol 2025-03-26 .. 2025-11-25): one endpoint, one MCP session per client.
+"""Streamable HTTP server, dual-era: legacy sessions (2025-03-26 .. 2025-11-25) and stateless 2026-07-28
+requests on one endpoint.
+
+Modern (2026-07-28): a POST without ``Mcp-Session-Id`` whose ``_meta`` (or ``MCP-Protocol-Version``) is
+modern is checked here (``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` headers, -32020; ``_meta``, -32602/-32022;
+unknown method, 404 + -32601), then served by a short-lived engine of its own. Its response waits for the
+first message, so an early error carries its HTTP status; closing the stream cancels the request. No
+session id, no priming events, no resumption (https://modelcontextprotocol.io/specification/2026-07-28/
+basic/transports).
+
+Legacy:
 
 Each ``initialize`` POST creates a session: a :class:`HTTPSessionTransport` handed to
 ``server.serve(transport)`` in its own task. A POSTed request gets its own SSE stream (or one JSON body with
@@ -17,7 +27,6 @@ import hmac
 import logging
 import secrets
 import socket
-from collections import deque
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -25,21 +34,22 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from yarl import URL
 
-from mcp_notebook.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from mcp_notebook.protocol import modern
+from mcp_notebook.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, JSONRPCError
 from mcp_notebook.protocol.jsonrpc import (
     ErrorResponse,
     Invalid,
     Notification,
     Request,
-    RequestId,
     Response,
     parse,
     serialize,
 )
-from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
+from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
-from .base import Transport, TransportClosed
-from .sse import encode_comment, encode_event
+from ._http_sessions import HTTPSessionTransport, _Session, _Stream, _Writer
+from .base import Transport
+from .sse import encode_comment
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "HTTPSessionTransport", "StreamableHTTPServer"]
 
@@ -48,6 +58,7 @@ log = logging.getLogger("mcp_notebook.http")
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _DRAIN_SECONDS = 0.5
+_WATCH_SECONDS = 0.25  # how often a modern request's stream checks that its client is still there
 _DISCONNECTED = (ConnectionError, OSError)  # aiohttp's ClientConnectionResetError is a ConnectionResetError
 
 
@@ -61,209 +72,6 @@ def _error(
     """An HTTP error whose body is a JSON-RPC error without id (transports: the body MAY be one)."""
     body = serialize(ErrorResponse(None, code, message))
     return web.Response(status=status, text=body, content_type="application/json", headers=headers)
-
-
-class _Writer:
-    """One HTTP connection draining a stream. A newer connection for the same stream replaces it."""
-
-    def __init__(self) -> None:
-        self.wake = asyncio.Event()
-        self.stopped = False
-
-    def stop(self) -> None:
-        self.stopped = True
-        self.wake.set()
-
-
-class _Stream:
-    """The events of one SSE stream: a POSTed request's, or the session's standalone (GET) stream."""
-
-    def __init__(self, stream_id: str, request: Request | None, *, json_mode: bool, buffer: int) -> None:
-        self.id = stream_id
-        self.request = request
-        self.json_mode = json_mode
-        self.events: deque[tuple[int, bytes]] = deque(maxlen=buffer)
-        self.next_seq = 0
-        self.delivered = -1  # highest seq written to some connection
-        self.finished = False  # no event will be added any more
-        self.done = asyncio.Event()  # JSON mode: the answer is there
-        self.answer: str | None = None
-        self.writer: _Writer | None = None
-
-    def event_id(self, seq: int) -> str:
-        return f"{self.id}_{seq}"
-
-    def add(self, message: str) -> None:
-        seq = self.next_seq
-        self.next_seq += 1
-        self.events.append((seq, encode_event(message, event_id=self.event_id(seq))))
-        if self.writer is not None:
-            self.writer.wake.set()
-
-    def priming(self, retry_ms: int | None) -> bytes:
-        """An event with an id, empty data and, when polling, ``retry``: lets clients resume (2025-11-25)."""
-        seq = self.next_seq
-        self.next_seq += 1
-        return encode_event("", event_id=self.event_id(seq), retry=retry_ms)
-
-    def finish(self, answer: str | None = None) -> None:
-        if self.finished:
-            return
-        self.finished = True
-        if answer is not None:
-            self.answer = answer
-            if not self.json_mode:
-                self.add(answer)
-        self.done.set()
-        if self.writer is not None:
-            self.writer.wake.set()
-
-    def attach(self) -> _Writer:
-        if self.writer is not None:
-            self.writer.stop()  # a client reconnecting replaces its dead connection: one writer per stream
-        self.writer = _Writer()
-        return self.writer
-
-    def detach(self, writer: _Writer) -> None:
-        if self.writer is writer:
-            self.writer = None
-
-    def after(self, seq: int) -> list[tuple[int, bytes]]:
-        return [event for event in self.events if event[0] > seq]
-
-
-class _Session:
-    """One client's MCP session: the engine's transport, its inbox and its streams."""
-
-    def __init__(self, owner: StreamableHTTPServer, session_id: str) -> None:
-        self.owner = owner
-        self.id = session_id
-        self.inbox: asyncio.Queue[str | None] = asyncio.Queue()
-        self.close_reason: str | None = None
-        self.protocol_version: str | None = None
-        self.transport = HTTPSessionTransport(self)
-        self.streams: dict[str, _Stream] = {}
-        self.active: dict[RequestId, _Stream] = {}  # requests not yet answered
-        self._counter = 0
-        self.standalone = self._new_stream(None, json_mode=False)
-        self.task: asyncio.Task[None] | None = None
-
-    def _new_stream(self, request: Request | None, *, json_mode: bool) -> _Stream:
-        self._counter += 1
-        stream = _Stream(f"s{self._counter}", request, json_mode=json_mode, buffer=self.owner.replay_events)
-        self.streams[stream.id] = stream
-        self._evict()
-        return stream
-
-    def _evict(self) -> None:
-        finished = [
-            s for s in self.streams.values() if s.finished and s.writer is None and s is not self.standalone
-        ]
-        for stream in finished[: max(0, len(finished) - self.owner.retained_streams)]:
-            del self.streams[stream.id]
-
-    def open_request(self, request: Request, *, json_mode: bool) -> _Stream:
-        stream = self._new_stream(request, json_mode=json_mode)
-        self.active[request.id] = stream
-        return stream
-
-    def find(self, last_event_id: str) -> tuple[_Stream, int] | None:
-        stream_id, _, seq = last_event_id.rpartition("_")
-        stream = self.streams.get(stream_id)
-        if stream is None or not seq.isdigit():
-            return None
-        return stream, int(seq)
-
-    def deliver(self, message: str, related_id: RequestId | None) -> None:
-        """Route one outgoing message to its stream (transports#multiple-connections: one stream each)."""
-        if self.close_reason is not None:
-            raise TransportClosed(f"HTTP session {self.id[:8]}: {self.close_reason}")
-        parsed = parse(message)[0]
-        if isinstance(parsed, Response | ErrorResponse):
-            stream = self.active.pop(parsed.id, None) if parsed.id is not None else None
-            if stream is None:
-                log.debug(
-                    "HTTP session %s: dropping an answer nobody waits for: %.200s", self.id[:8], message
-                )
-                return
-            self._on_answer(stream, parsed)
-            stream.finish(message)
-            return
-        stream = self.active.get(related_id) if related_id is not None else None
-        if stream is None or stream.json_mode:
-            stream = self.standalone
-        stream.add(message)
-
-    def _on_answer(self, stream: _Stream, answer: Response | ErrorResponse) -> None:
-        if stream.request is None or stream.request.method != "initialize":
-            return
-        if isinstance(answer, Response):
-            version = answer.result.get("protocolVersion")
-            self.protocol_version = version if isinstance(version, str) else None
-        else:  # a failed initialize leaves nothing worth keeping; the client starts over without a session id
-            asyncio.get_running_loop().call_soon(self.terminate, "initialization failed")
-
-    def cancel(self, request_id: object) -> None:
-        """The client cancelled a request: the engine sends no answer, so end its stream here."""
-        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-            stream = self.active.pop(request_id, None)
-            if stream is not None:
-                stream.finish()
-
-    def close_stream(self, related_id: RequestId) -> bool:
-        """End the HTTP connection of a request's stream, keeping the stream: the client resumes it by GET."""
-        stream = self.active.get(related_id)
-        if stream is None or stream.writer is None:
-            return False
-        stream.writer.stop()
-        return True
-
-    def terminate(self, reason: str) -> None:
-        if self.close_reason is not None:
-            return
-        self.close_reason = reason
-        self.inbox.put_nowait(None)
-        for stream in list(self.active.values()):
-            stream.finish()  # unanswered: the client resumes, gets 404 and learns the session is gone
-        self.active.clear()
-        self.standalone.finish()
-        self.owner._forget(self)
-
-
-class HTTPSessionTransport:
-    """The server side of one HTTP session, as a :class:`~.base.Transport` for ``server.serve``."""
-
-    def __init__(self, session: _Session) -> None:
-        self._session = session
-
-    @property
-    def session_id(self) -> str:
-        return self._session.id
-
-    @property
-    def protocol_version(self) -> str | None:
-        return self._session.protocol_version
-
-    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
-        self._session.deliver(message, related_id)
-
-    async def receive(self) -> str:
-        item = await self._session.inbox.get()
-        if item is None:
-            self._session.inbox.put_nowait(None)
-            raise TransportClosed(f"HTTP session {self._session.id[:8]}: {self._session.close_reason}")
-        return item
-
-    async def aclose(self) -> None:
-        self._session.terminate("closed by the server")
-
-    def close_sse_stream(self, related_id: RequestId) -> bool:
-        """Close the connection carrying request ``related_id``'s SSE stream, mid-call (SSE polling).
-
-        Later messages for the request are buffered; the client resumes with GET + ``Last-Event-ID`` after the
-        ``retry`` delay (meaningful with ``sse_polling``). False when no connection carries that stream.
-        """
-        return self._session.close_stream(related_id)
 
 
 class StreamableHTTPServer:
@@ -472,6 +280,8 @@ class StreamableHTTPServer:
                 None, INVALID_REQUEST, f"Invalid request: {message.reason}"
             )
             return web.Response(status=400, text=serialize(reply), content_type="application/json")
+        if isinstance(message, Request | Notification) and self._is_modern(request, message):
+            return await self._post_modern(request, message, text)
         if isinstance(message, Request) and message.method == "initialize":
             if request.headers.get("Mcp-Session-Id"):
                 return _error(400, "Bad Request: initialize must not carry an Mcp-Session-Id")
@@ -501,6 +311,62 @@ class StreamableHTTPServer:
                 return web.Response(status=202, headers=headers)  # cancelled by the client: nothing to say
             return web.Response(text=stream.answer, content_type="application/json", headers=headers)
         return await self._stream(request, session, stream, -1, headers)
+
+    # ---- the modern era (2026-07-28): one stateless request per POST -----------------------------------
+    def _is_modern(
+        self, request: web.Request, message: Request | Notification | Response | ErrorResponse
+    ) -> bool:
+        """No session id, and modern ``_meta`` or a modern MCP-Protocol-Version (versioning#dual-era)."""
+        if request.headers.get("Mcp-Session-Id") or not isinstance(message, Request | Notification):
+            return False
+        return modern.is_modern(message.params) or (
+            request.headers.get("MCP-Protocol-Version", "").strip() in MODERN_VERSIONS
+        )
+
+    async def _post_modern(
+        self, request: web.Request, message: Request | Notification, text: str
+    ) -> web.StreamResponse:
+        """Serve one modern request on a short-lived engine of its own: nothing outlives the response.
+
+        Header and ``_meta`` errors are answered here with their HTTP status (400, or 404 for an unknown
+        method). Closing the response stream cancels the request (2026 transports#cancellation).
+        """
+        if not isinstance(message, Request):
+            return web.Response(status=202)  # the 2026 core defines no client notifications over HTTP
+        try:
+            error = modern.check_headers(request.headers, message.method, message.params)
+            if error is not None:
+                raise error
+            modern.read_meta(message.method, message.params)
+            self._check_param_headers(request, message)
+        except JSONRPCError as exc:
+            return _answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
+        session = _Session(self, secrets.token_urlsafe(16))
+        session.task = asyncio.get_running_loop().create_task(
+            self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
+        )
+        stream = session.open_request(message, json_mode=self.json_response)
+        session.inbox.put_nowait(text)
+        try:
+            if not await _first_activity(request, stream):
+                return web.Response(status=202)  # the client left: its request is cancelled
+            if stream.finished and stream.answer is not None and (stream.json_mode or stream.next_seq == 1):
+                return _answer(stream.answer)
+            return await self._stream(request, session, stream, -1, {}, watch=True)
+        finally:
+            session.terminate("the request ended")
+
+    def _check_param_headers(self, request: web.Request, message: Request) -> None:
+        """``Mcp-Param-*`` headers against the called tool's ``x-mcp-header`` parameters (SEP-2243)."""
+        lookup = getattr(self.server, "tool_input_schema", None)
+        params = message.params or {}
+        if message.method != "tools/call" or lookup is None:
+            return
+        schema = lookup(params.get("name"))
+        if isinstance(schema, dict):
+            error = modern.check_param_headers(schema, params.get("arguments"), request.headers)
+            if error is not None:
+                raise error
 
     def _new_session(self) -> _Session:
         session = _Session(self, secrets.token_urlsafe(32))
@@ -537,7 +403,14 @@ class StreamableHTTPServer:
         return web.Response(status=200)
 
     async def _stream(
-        self, request: web.Request, session: _Session, stream: _Stream, after: int, headers: dict[str, str]
+        self,
+        request: web.Request,
+        session: _Session,
+        stream: _Stream,
+        after: int,
+        headers: dict[str, str],
+        *,
+        watch: bool = False,
     ) -> web.StreamResponse:
         """Write ``stream``'s events after ``after`` to this connection until it finishes or is replaced."""
         response = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **headers})
@@ -549,7 +422,7 @@ class StreamableHTTPServer:
                 await response.write(stream.priming(self.sse_retry_ms if self.sse_polling else None))
                 if self.sse_polling and stream is not session.standalone:
                     deadline = asyncio.get_running_loop().time() + self.sse_poll_seconds
-            await self._pump(response, stream, writer, after, deadline)
+            await self._pump(response, stream, writer, after, deadline, request if watch else None)
             await response.write_eof()
         except _DISCONNECTED as exc:
             # The client went away: what it missed stays buffered for a resume. Nothing reaches the engine.
@@ -565,9 +438,11 @@ class StreamableHTTPServer:
         writer: _Writer,
         after: int,
         deadline: float | None,
+        watch: web.Request | None = None,
     ) -> None:
         loop = asyncio.get_running_loop()
         last = after
+        quiet_since = loop.time()
         while True:
             for seq, data in stream.after(last):
                 if writer.stopped:
@@ -586,11 +461,43 @@ class StreamableHTTPServer:
                 if left <= 0:
                     return  # SSE polling: end this connection; the client resumes with Last-Event-ID
                 wait = left if wait is None else min(wait, left)
+            if watch is not None:
+                wait = _WATCH_SECONDS if wait is None else min(wait, _WATCH_SECONDS)
             try:
                 await asyncio.wait_for(writer.wake.wait(), wait)
+                quiet_since = loop.time()
             except asyncio.TimeoutError:
+                if watch is not None:
+                    if _gone(watch):
+                        raise ConnectionResetError("the client closed the stream") from None
+                    if self.keepalive is None or loop.time() - quiet_since < self.keepalive:
+                        continue
+                    quiet_since = loop.time()
                 if deadline is None or loop.time() < deadline:
                     await response.write(encode_comment())  # keeps proxies open and finds dead clients
+
+
+def _answer(text: str) -> web.Response:
+    """A modern answer as one JSON body; an error gets its HTTP status (400, 404 for -32601)."""
+    parsed = parse(text)[0]
+    status = modern.http_status(parsed.code) if isinstance(parsed, ErrorResponse) else 200
+    return web.Response(status=status, text=text, content_type="application/json")
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def _first_activity(request: web.Request, stream: _Stream) -> bool:
+    """Wait for the stream's first event or its end; False when the client disconnected meanwhile."""
+    while not stream.activity.is_set():
+        try:
+            await asyncio.wait_for(stream.activity.wait(), _WATCH_SECONDS)
+        except asyncio.TimeoutError:
+            if _gone(request):
+                return False
+    return True
 
 
 def _bare(host: str) -> str:

@@ -18,9 +18,9 @@ import base64
 import io
 import json
 import wave
-from typing import Any
+from typing import Annotated, Any
 
-from mcp_notebook import Audio, Context, EmbeddedResource, Image, Server, ToolError, ToolResult
+from mcp_notebook import Audio, Context, EmbeddedResource, Field, Image, Server, ToolError, ToolResult
 from mcp_notebook.tools import Tool
 
 server = Server("mcp-notebook-conformance", instructions="Fixtures for the MCP conformance suite.")
@@ -278,6 +278,132 @@ server.add_tool(
     )
 )
 
+# ---- tools: protocol 2026-07-28 (stateless requests, MRTR, subscriptions) ----------------------------------
+# In a modern request ``ctx.elicit``/``ctx.sample``/``ctx.list_roots`` end the call with an ``input_required``
+# result; the client's retry re-runs the function with the answers replayed in order. ``key=`` names each
+# input request on the wire (the suite checks the names).
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """MRTR: ask for a name (elicitation), then greet."""
+    answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    return f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}!"
+
+
+@server.tool
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """MRTR: ask the client's model a question (sampling), return its answer."""
+    answer = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+    return f"The model said: {answer.get('content', {}).get('text', '')}"
+
+
+@server.tool
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """MRTR: ask for the client's roots, list them."""
+    roots = await ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(str(root.get("uri")) for root in roots)
+
+
+@server.tool
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """MRTR with requestState: the (sealed) state is verified before the tool runs again."""
+    await ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        key="confirm",
+    )
+    return "state-ok: the request state was verified"
+
+
+@server.tool
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """MRTR: three input requests in one round (requested concurrently)."""
+    name, greeting, roots = await asyncio.gather(
+        ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name"),
+        ctx.sample("Generate a greeting", max_tokens=50, key="greeting"),
+        ctx.list_roots(key="client_roots"),
+    )
+    text = greeting.get("content", {}).get("text", "")
+    return f"{text} {name.get('content', {}).get('name')} ({len(roots)} roots)"
+
+
+@server.tool
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """MRTR over two rounds: the first answer travels in requestState while the second is asked."""
+    name = await ctx.elicit("Step 1: What is your name?", NAME_SCHEMA, key="step1")
+    color_schema = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+    color = await ctx.elicit("Step 2: What is your favorite color?", color_schema, key="step2")
+    return f"{name.get('content', {}).get('name')} likes {color.get('content', {}).get('color')}"
+
+
+@server.tool
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """MRTR: a tampered requestState is rejected (-32602) before the tool runs."""
+    await ctx.elicit("Please confirm", NAME_SCHEMA, key="confirm")
+    return "state-ok"
+
+
+@server.tool
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """MRTR: only ask for what the client declared on this request."""
+    if "elicitation" in ctx.client_capabilities:
+        await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    elif "sampling" in ctx.client_capabilities:
+        await ctx.sample("Say hello", max_tokens=20, key="hello")
+    return "done"
+
+
+@server.tool
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs sampling: without the capability declared the request fails with -32021."""
+    await ctx.sample("Say hello", max_tokens=20)
+    return "sampled"
+
+
+@server.tool
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Asks for input: a modern request gets input_required, never a server->client request."""
+    await ctx.elicit("What is your name?", NAME_SCHEMA)
+    return "done"
+
+
+@server.tool
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs twice: without a logLevel in the request's _meta nothing is sent."""
+    await ctx.info("first log message")
+    await ctx.info("second log message")
+    return "logged"
+
+
+def _temporary() -> str:
+    """A tool or prompt that comes and goes."""
+    return "temporary"
+
+
+@server.tool
+def test_header_param(region: Annotated[str, Field(header="Region")]) -> str:
+    """Echo a parameter that HTTP clients also send as the Mcp-Param-Region header (SEP-2243)."""
+    return f"region: {region}"
+
+
+@server.tool
+def test_trigger_tool_change() -> str:
+    """Add (or remove) a tool: listeners hear notifications/tools/list_changed."""
+    if not server.remove_tool("temporary_tool"):
+        server.add_tool(_temporary, name="temporary_tool")
+    return "tools changed"
+
+
+@server.tool
+def test_trigger_prompt_change() -> str:
+    """Add (or remove) a prompt: listeners hear notifications/prompts/list_changed."""
+    if not server.remove_prompt("temporary_prompt"):
+        server.add_prompt(_temporary, name="temporary_prompt")
+    return "prompts changed"
+
+
 # ---- resources -------------------------------------------------------------------------------------------
 server.add_resource(
     "test://static-text",
@@ -346,6 +472,14 @@ def test_prompt_with_embedded_resource(resourceUri: str) -> list[Any]:  # the wi
 def test_prompt_with_image() -> list[Any]:
     """A prompt with an image."""
     return [Image(RED_PIXEL_PNG), "Please analyze the image above."]
+
+
+@server.prompt
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """MRTR on prompts/get (2026-07-28): ask for context first, then build the prompt."""
+    schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+    answer = await ctx.elicit("What context should the prompt use?", schema, key="user_context")
+    return f"Use this context: {answer.get('content', {}).get('context', '')}"
 
 
 # ---- completion ------------------------------------------------------------------------------------------

@@ -87,15 +87,15 @@ def run_harness(peers: Peers, script: Path, args: list[str], out_dir: Path, *, p
     return Run(done.returncode, output, passed, failed, failing, _failing_checks(out_dir))
 
 
-def expected_client_failures(name: str) -> set[str]:
-    """The ``client:`` entries of an expected-failures file (flat YAML, read without a YAML library)."""
-    entries, in_client = set(), False
+def expected_client_failures(name: str, section: str = "client") -> set[str]:
+    """The ``client:`` (or ``server:``) entries of an expected-failures file (flat YAML, no YAML library)."""
+    entries, in_section = set(), False
     for line in (HERE / name).read_text().splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if not line.startswith(" "):
-            in_client = line.split(":", 1)[0].strip() == "client"
-        elif in_client and line.strip().startswith("- "):
+            in_section = line.split(":", 1)[0].strip() == section
+        elif in_section and line.strip().startswith("- "):
             entries.add(line.strip()[2:].strip())
     return entries
 
@@ -125,6 +125,23 @@ def test_server_suite_alpha_2025_11_25(peers: Peers, conformance_server_url: str
     print(f"conformance 0.2.0-alpha.12 server @2025-11-25: {run.passed} passed, {run.failed} failed")
     assert run.returncode == 0 and run.failed == 0, run.report()
     assert run.passed >= 84, run.report()
+
+
+def test_server_suite_alpha_2026_07_28(peers: Peers, conformance_server_url: str, tmp_path: Path) -> None:
+    """Every 0.2.0-alpha.12 server scenario of protocol 2026-07-28 (stateless requests, MRTR, listen,
+    caching, HTTP headers), against the same dual-era endpoint; only the listed scenarios may fail."""
+    expected_file = "expected-failures-alpha-2026-07-28.yml"
+    args = ["server", "--url", conformance_server_url, "--suite", "all", "--spec-version", "2026-07-28"]
+    args += ["--expected-failures", str(HERE / expected_file)]
+    run = run_harness(peers, peers.conformance_alpha, args, tmp_path)
+    expected = expected_client_failures(expected_file, "server")
+    print(f"conformance 0.2.0-alpha.12 server @2026-07-28: {run.passed} passed, {run.failed} failed")
+    unexpected = sorted(run.failing_scenarios - expected)
+    stale = sorted(expected - run.failing_scenarios)
+    assert not unexpected, f"unexpected failures {unexpected}\n{run.report()}"
+    assert not stale, f"listed in {expected_file} but passing now: remove {stale}\n{run.report()}"
+    assert run.returncode == 0, run.report()
+    assert run.passed >= 152, run.report()
 
 
 # ---- client mode -----------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 * Its client against OUR server (``sample_server.py`` served by ``python -m mcp_notebook serve``): list and
   call tools (structured output, image, tool errors), read resources, get prompts. Mode "legacy" forces
-  the ``initialize`` handshake; the SDK's default ("auto") probes ``server/discover`` first, and since our
-  server does not speak 2026-07-28 yet that probe must fail cleanly and the fallback work.
+  the ``initialize`` handshake; the SDK's default ("auto") probes ``server/discover`` first, which our
+  dual-era server answers, so that conversation is 2026-07-28 (stateless, per-request ``_meta``).
 * Our client against ITS server (an ``MCPServer`` script written into tmp_path): list and call tools,
   structured output checked against the outputSchema, errors.
 
@@ -133,14 +133,19 @@ async def test_sdk_client_gets_prompts(our_server: StdioServerParameters | str) 
         ]
 
 
-async def test_sdk_client_default_mode_falls_back_to_initialize(
-    our_server: StdioServerParameters | str,
-) -> None:
-    """The SDK's default probes ``server/discover`` (2026-07-28); our server must let it fall back."""
+async def test_sdk_client_default_mode_speaks_2026_07_28(our_server: StdioServerParameters | str) -> None:
+    """The SDK's default probes ``server/discover``; our dual-era server answers it, so the whole
+    conversation is stateless 2026-07-28 (versioning#dual-era): lists, calls, resources, prompts."""
     async with sdk_client(our_server, mode="auto") as client:
-        assert client.protocol_version == "2025-11-25"
+        assert client.protocol_version == "2026-07-28"
         assert len((await client.list_tools()).tools) == 5
         assert wire(await client.call_tool("add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
+        failed = wire(await client.call_tool("fail", {}))
+        assert failed["isError"] is True
+        note = wire(await client.read_resource("sample://note"))
+        assert note["contents"][0]["text"] == "A note kept by the sample server."
+        got = wire(await client.get_prompt("greet", {"name": "Ada"}))
+        assert "Ada" in got["messages"][0]["content"]["text"]
 
 
 # ---- our client against the SDK's server -----------------------------------------------------------------

@@ -1,0 +1,443 @@
+"""The modern era (2026-07-28): stateless requests, as pure functions and tables.
+
+A modern request carries its version and the client's capabilities in ``params._meta``; nothing is
+inferred from earlier requests (https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning).
+This module decides everything era-specific and does no I/O: which requests are modern, whether their
+``_meta`` and HTTP headers are valid, how a result is finished (``resultType``, ``serverInfo``, caching
+hints), and MRTR bookkeeping (input rounds and the integrity-protected ``requestState``).
+
+MRTR choice (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr): a Python tool is
+a plain function, so a retry *re-runs it from the start*. Its input requests (elicitation, sampling, roots)
+are answered in order from the responses collected so far; the first one without an answer ends the run
+with ``input_required``. Answers from earlier rounds travel in the signed ``requestState``, so the server
+keeps nothing between rounds. Tools must therefore be safe to re-run up to their input requests.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, MCPError
+from .versions import MODERN_VERSIONS, ProtocolVersion
+
+__all__ = [
+    "CACHEABLE",
+    "HEADER_MISMATCH",
+    "LOG_LEVELS",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
+    "MISSING_CLIENT_CAPABILITY",
+    "MODERN_METHODS",
+    "MRTR_METHODS",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "InputRequired",
+    "InputRound",
+    "MissingClientCapability",
+    "RequestEscalation",
+    "RequestMeta",
+    "StateSealer",
+    "check_headers",
+    "check_param_headers",
+    "complete",
+    "http_status",
+    "input_required_result",
+    "is_modern",
+    "listen_filter",
+    "listen_matches",
+    "read_meta",
+]
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+# 2026 error codes (basic/index: -32020..-32099 are reserved for the spec).
+HEADER_MISMATCH = -32020
+MISSING_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+# Client requests of the 2026-07-28 core (ping, logging/setLevel, initialize, resources/subscribe are gone).
+MODERN_METHODS = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "subscriptions/listen",
+    }
+)
+# Only these may answer with input_required (mrtr: "MUST NOT be used on any other request").
+MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+# Results that MUST carry ttlMs and cacheScope (server/utilities/caching).
+CACHEABLE = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+# The body field the Mcp-Name header mirrors (transports#required-headers).
+NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# Input request method -> the client capability it needs (mrtr: never ask for an undeclared capability).
+INPUT_CAPABILITY = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+# Listen filter field -> (notification method, server capability path that must be declared).
+LISTEN_FLAGS = {
+    "toolsListChanged": ("notifications/tools/list_changed", ("tools", "listChanged")),
+    "promptsListChanged": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+    "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
+}
+
+
+_ERA_KEYS = (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO)
+
+
+def _meta(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    return meta if isinstance(meta, dict) else None
+
+
+def is_modern(params: Mapping[str, Any] | None) -> bool:
+    """A request is modern when its ``_meta`` carries the per-request fields (versioning#era-detection);
+    legacy clients never send them. One of them alone still selects the era, so the answer names what
+    is missing (-32602) instead of a legacy "not initialized"."""
+    meta = _meta(params)
+    return meta is not None and any(key in meta for key in _ERA_KEYS)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMeta:
+    """What a modern request says about itself; valid for this request only."""
+
+    version: ProtocolVersion
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any]
+    log_level: str | None = None
+
+    def wants_log(self, level: str) -> bool:
+        """No logLevel: no notifications/message at all (2026 logging)."""
+        if self.log_level is None:
+            return False
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+
+def read_meta(
+    method: str, params: Mapping[str, Any] | None, supported: tuple[str, ...] = MODERN_VERSIONS
+) -> RequestMeta:
+    """Validate a modern request's ``_meta`` and method; JSONRPCError with the spec's code otherwise.
+
+    Missing fields: -32602; unknown version: -32022 with ``supported``/``requested``; a method the modern
+    era does not have (``ping``, ``initialize``...): -32601.
+    """
+    meta = _meta(params)
+    if meta is None:
+        raise JSONRPCError(INVALID_PARAMS, "Invalid params: '_meta' is required")
+    requested = meta.get(META_PROTOCOL_VERSION)
+    if not isinstance(requested, str):
+        raise JSONRPCError(INVALID_PARAMS, f"Invalid params: '_meta' must contain {META_PROTOCOL_VERSION!r}")
+    if requested not in supported:
+        raise JSONRPCError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": list(supported), "requested": requested},
+        )
+    capabilities = meta.get(META_CLIENT_CAPABILITIES)
+    if not isinstance(capabilities, dict):
+        raise JSONRPCError(
+            INVALID_PARAMS, f"Invalid params: '_meta' must contain {META_CLIENT_CAPABILITIES!r} (an object)"
+        )
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise JSONRPCError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+    if method not in MODERN_METHODS:
+        raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    info = meta.get(META_CLIENT_INFO)
+    return RequestMeta(
+        ProtocolVersion(requested), capabilities, info if isinstance(info, dict) else {}, level
+    )
+
+
+def http_status(code: int) -> int:
+    """The HTTP status of a modern error answer (transports: 404 for -32601, 400 for request errors)."""
+    if code == METHOD_NOT_FOUND:
+        return 404
+    if code in (
+        INVALID_PARAMS,
+        -32600,
+        HEADER_MISMATCH,
+        MISSING_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    ):
+        return 400
+    return 200
+
+
+def decode_header_value(value: str) -> str | None:
+    """An ``Mcp-Name``/``Mcp-Param-*`` value: ``=?base64?...?=`` is decoded; None when it is malformed."""
+    value = value.strip()
+    if not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def check_headers(
+    headers: Mapping[str, str], method: str, params: Mapping[str, Any] | None
+) -> JSONRPCError | None:
+    """Streamable HTTP 2026: the routing headers must match the body (-32020 HeaderMismatch otherwise).
+
+    ``headers`` must be looked up case-insensitively (aiohttp's CIMultiDict is); values are case-sensitive
+    and surrounding whitespace is ignored.
+    """
+
+    def mismatch(what: str) -> JSONRPCError:
+        return JSONRPCError(HEADER_MISMATCH, f"Header mismatch: {what}")
+
+    sent_version = headers.get("MCP-Protocol-Version")
+    meta = _meta(params) or {}
+    body_version = meta.get(META_PROTOCOL_VERSION)
+    if sent_version is None:
+        return mismatch("the MCP-Protocol-Version header is required")
+    if body_version is not None and sent_version.strip() != body_version:
+        return mismatch("MCP-Protocol-Version does not match _meta protocolVersion")
+    sent_method = headers.get("Mcp-Method")
+    if sent_method is None:
+        return mismatch("the Mcp-Method header is required")
+    if sent_method.strip() != method:
+        return mismatch(f"Mcp-Method {sent_method.strip()!r} does not match the body method {method!r}")
+    name_field = NAME_PARAMS.get(method)
+    if name_field is not None:
+        sent_name = headers.get("Mcp-Name")
+        if sent_name is None:
+            return mismatch("the Mcp-Name header is required for this method")
+        body_name = params.get(name_field) if isinstance(params, Mapping) else None
+        if decode_header_value(sent_name) != body_name:
+            return mismatch(f"Mcp-Name does not match params.{name_field}")
+    return None
+
+
+def check_param_headers(
+    input_schema: Mapping[str, Any], arguments: Any, headers: Mapping[str, str]
+) -> JSONRPCError | None:
+    """``x-mcp-header`` parameters (SEP-2243): a value in the body needs its ``Mcp-Param-{Name}`` header,
+    equal after decoding (integers compare numerically, booleans as ``true``/``false``). Only top-level
+    properties are checked."""
+    properties = input_schema.get("properties")
+    if not isinstance(properties, dict):
+        return None
+    arguments = arguments if isinstance(arguments, dict) else {}
+    for prop, schema in properties.items():
+        name = schema.get("x-mcp-header") if isinstance(schema, dict) else None
+        if not isinstance(name, str):
+            continue
+        value, sent = arguments.get(prop), headers.get(f"Mcp-Param-{name}")
+        if value is None and sent is None:
+            continue
+        if value is None or sent is None:
+            return JSONRPCError(HEADER_MISMATCH, f"Header mismatch: Mcp-Param-{name} and arguments.{prop}")
+        decoded = decode_header_value(sent)
+        if decoded is None or not _same_param(value, decoded):
+            return JSONRPCError(
+                HEADER_MISMATCH, f"Header mismatch: Mcp-Param-{name} does not match arguments.{prop}"
+            )
+    return None
+
+
+def _same_param(value: Any, header: str) -> bool:
+    if isinstance(value, bool):
+        return header == ("true" if value else "false")
+    if isinstance(value, int):
+        try:
+            return int(header) == value
+        except ValueError:
+            return False
+    return isinstance(value, str) and header == value
+
+
+def complete(
+    result: dict[str, Any], method: str, server_info: dict[str, Any], *, ttl_ms: int, cache_scope: str
+) -> dict[str, Any]:
+    """Finish a modern result: ``resultType``, ``serverInfo`` in ``_meta`` and, when cacheable, the hints."""
+    finished = dict(result)
+    finished.setdefault("resultType", "complete")
+    meta = finished.get("_meta")
+    finished["_meta"] = {**(meta if isinstance(meta, dict) else {}), META_SERVER_INFO: server_info}
+    if method in CACHEABLE and finished["resultType"] == "complete":
+        finished.setdefault("ttlMs", ttl_ms)
+        finished.setdefault("cacheScope", cache_scope)
+    return finished
+
+
+# ---- MRTR -------------------------------------------------------------------------------------------------
+class RequestEscalation(MCPError):
+    """Raised inside a handler (through a tool) to end the whole request with a protocol-level answer."""
+
+
+class InputRequired(RequestEscalation):
+    """The request needs answers from the client first: ``requests`` maps keys to ``{method, params}``."""
+
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = requests
+
+
+class MissingClientCapability(RequestEscalation):
+    """The request needs a client capability it did not declare (-32021)."""
+
+    def __init__(self, capability: str) -> None:
+        super().__init__(f"the client did not declare the {capability!r} capability")
+        self.error = JSONRPCError(
+            MISSING_CLIENT_CAPABILITY,
+            f"Server requires the {capability} capability for this request",
+            {"requiredCapabilities": {capability: {}}},
+        )
+
+
+@dataclass
+class InputRound:
+    """One run of an MRTR request: answers known so far, and what this run asked for without an answer."""
+
+    meta: RequestMeta
+    responses: dict[str, Any] = field(default_factory=dict)
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _count: int = 0
+
+    def ask(self, method: str, params: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+        """The answer to this input request, or raise InputRequired (or MissingClientCapability)."""
+        capability = INPUT_CAPABILITY[method]
+        if not _declared(self.meta.client_capabilities, capability):
+            raise MissingClientCapability(capability)
+        self._count += 1
+        key = key or f"{method.split('/')[0]}_{self._count}"
+        answer = self.responses.get(key)
+        if isinstance(answer, dict):
+            return answer
+        self.pending[key] = {"method": method, "params": params}
+        # The same dict, not a copy: requests made concurrently (asyncio.gather) in this run all join it.
+        raise InputRequired(self.pending)
+
+
+def _declared(capabilities: dict[str, Any], name: str) -> bool:
+    return isinstance(capabilities.get(name), dict)
+
+
+def read_input_responses(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``inputResponses``: an object of objects; anything else is -32602. Unknown keys are kept (ignored)."""
+    responses = params.get("inputResponses")
+    if responses is None:
+        return {}
+    if not isinstance(responses, dict) or not all(isinstance(v, dict) for v in responses.values()):
+        raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'inputResponses' must map keys to result objects")
+    return dict(responses)
+
+
+def input_required_result(pending: dict[str, dict[str, Any]], request_state: str) -> dict[str, Any]:
+    return {"resultType": "input_required", "inputRequests": pending, "requestState": request_state}
+
+
+def _digest(method: str, params: Mapping[str, Any]) -> str:
+    """The salient params of a request: everything but ``_meta`` and the MRTR fields."""
+    salient = {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+    text = json.dumps([method, salient], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StateSealer:
+    """Seals MRTR ``requestState``: HMAC-SHA256 over the answers so far, bound to the request and a deadline.
+
+    The state is attacker-controlled (mrtr#security), so a tampered, expired or foreign state is -32602.
+    """
+
+    key: bytes
+    lifetime: float = 600.0
+
+    def seal(
+        self, method: str, params: Mapping[str, Any], responses: dict[str, Any], now: float | None = None
+    ) -> str:
+        body = {"d": _digest(method, params), "r": responses, "x": (now or time.time()) + self.lifetime}
+        payload = base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode()).decode()
+        return f"{payload}.{self._sign(payload)}"
+
+    def open(
+        self, state: Any, method: str, params: Mapping[str, Any], now: float | None = None
+    ) -> dict[str, Any]:
+        """The answers sealed in ``state``; JSONRPCError(-32602) unless it is intact, fresh and ours."""
+        invalid = JSONRPCError(INVALID_PARAMS, "Invalid params: requestState failed its integrity check")
+        if not isinstance(state, str) or "." not in state:
+            raise invalid
+        payload, _, signature = state.rpartition(".")
+        if not hmac.compare_digest(signature, self._sign(payload)):
+            raise invalid
+        try:
+            body = json.loads(base64.urlsafe_b64decode(payload.encode()))
+        except (binascii.Error, ValueError):
+            raise invalid from None
+        if not isinstance(body, dict) or body.get("d") != _digest(method, params):
+            raise invalid
+        if not isinstance(body.get("x"), (int, float)) or body["x"] < (now or time.time()):
+            raise JSONRPCError(INVALID_PARAMS, "Invalid params: requestState has expired; start again")
+        responses = body.get("r")
+        return responses if isinstance(responses, dict) else {}
+
+    def _sign(self, payload: str) -> str:
+        return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+# ---- subscriptions/listen ---------------------------------------------------------------------------------
+def listen_filter(params: Mapping[str, Any], server_capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The subset of the requested ``notifications`` filter this server honours (subscriptions#ack)."""
+    requested = params.get("notifications")
+    if requested is not None and not isinstance(requested, dict):
+        raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'notifications' must be an object")
+    requested = requested or {}
+    honoured: dict[str, Any] = {}
+    for flag, (_, path) in LISTEN_FLAGS.items():
+        node: Any = server_capabilities
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if requested.get(flag) is True and node:
+            honoured[flag] = True
+    uris = requested.get("resourceSubscriptions")
+    subscribe = server_capabilities.get("resources", {}).get("subscribe")
+    if isinstance(uris, list) and subscribe:
+        honoured["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+    return honoured
+
+
+def listen_matches(honoured: Mapping[str, Any], method: str, params: Mapping[str, Any] | None) -> bool:
+    """Whether a notification belongs on a listen stream with this honoured filter."""
+    if method == "notifications/resources/updated":
+        uri = params.get("uri") if params else None
+        return uri in honoured.get("resourceSubscriptions", ())
+    return any(honoured.get(flag) and method == note for flag, (note, _) in LISTEN_FLAGS.items())

@@ -1,0 +1,232 @@
+"""The sessions and streams behind :class:`~.http_server.StreamableHTTPServer` (kept apart for size).
+
+A :class:`_Session` is one engine's transport: its inbox, and one :class:`_Stream` per POSTed request plus
+the standalone (GET) stream. A legacy session lives from ``initialize`` to DELETE; a modern (2026-07-28)
+request gets a session of its own that ends with its answer. Events go to bounded buffers that HTTP
+connections (:class:`_Writer`) drain, so sending never blocks on a slow or vanished client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import TYPE_CHECKING
+
+from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse
+
+from .base import TransportClosed
+from .sse import encode_event
+
+if TYPE_CHECKING:
+    from .http_server import StreamableHTTPServer
+
+__all__ = ["HTTPSessionTransport"]
+
+log = logging.getLogger("mcp_notebook.http")
+
+
+class _Writer:
+    """One HTTP connection draining a stream. A newer connection for the same stream replaces it."""
+
+    def __init__(self) -> None:
+        self.wake = asyncio.Event()
+        self.stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.wake.set()
+
+
+class _Stream:
+    """The events of one SSE stream: a POSTed request's, or the session's standalone (GET) stream."""
+
+    def __init__(self, stream_id: str, request: Request | None, *, json_mode: bool, buffer: int) -> None:
+        self.id = stream_id
+        self.request = request
+        self.json_mode = json_mode
+        self.events: deque[tuple[int, bytes]] = deque(maxlen=buffer)
+        self.next_seq = 0
+        self.delivered = -1  # highest seq written to some connection
+        self.finished = False  # no event will be added any more
+        self.done = asyncio.Event()  # JSON mode: the answer is there
+        self.answer: str | None = None
+        self.writer: _Writer | None = None
+        self.activity = asyncio.Event()  # set by every event and by finish (a modern POST waits on it)
+
+    def event_id(self, seq: int) -> str:
+        return f"{self.id}_{seq}"
+
+    def add(self, message: str) -> None:
+        seq = self.next_seq
+        self.next_seq += 1
+        self.events.append((seq, encode_event(message, event_id=self.event_id(seq))))
+        self.activity.set()
+        if self.writer is not None:
+            self.writer.wake.set()
+
+    def priming(self, retry_ms: int | None) -> bytes:
+        """An event with an id, empty data and, when polling, ``retry``: lets clients resume (2025-11-25)."""
+        seq = self.next_seq
+        self.next_seq += 1
+        return encode_event("", event_id=self.event_id(seq), retry=retry_ms)
+
+    def finish(self, answer: str | None = None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        if answer is not None:
+            self.answer = answer
+            if not self.json_mode:
+                self.add(answer)
+        self.done.set()
+        self.activity.set()
+        if self.writer is not None:
+            self.writer.wake.set()
+
+    def attach(self) -> _Writer:
+        if self.writer is not None:
+            self.writer.stop()  # a client reconnecting replaces its dead connection: one writer per stream
+        self.writer = _Writer()
+        return self.writer
+
+    def detach(self, writer: _Writer) -> None:
+        if self.writer is writer:
+            self.writer = None
+
+    def after(self, seq: int) -> list[tuple[int, bytes]]:
+        return [event for event in self.events if event[0] > seq]
+
+
+class _Session:
+    """One client's MCP session: the engine's transport, its inbox and its streams."""
+
+    def __init__(self, owner: StreamableHTTPServer, session_id: str) -> None:
+        self.owner = owner
+        self.id = session_id
+        self.inbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self.close_reason: str | None = None
+        self.protocol_version: str | None = None
+        self.transport = HTTPSessionTransport(self)
+        self.streams: dict[str, _Stream] = {}
+        self.active: dict[RequestId, _Stream] = {}  # requests not yet answered
+        self._counter = 0
+        self.standalone = self._new_stream(None, json_mode=False)
+        self.task: asyncio.Task[None] | None = None
+
+    def _new_stream(self, request: Request | None, *, json_mode: bool) -> _Stream:
+        self._counter += 1
+        stream = _Stream(f"s{self._counter}", request, json_mode=json_mode, buffer=self.owner.replay_events)
+        self.streams[stream.id] = stream
+        self._evict()
+        return stream
+
+    def _evict(self) -> None:
+        finished = [
+            s for s in self.streams.values() if s.finished and s.writer is None and s is not self.standalone
+        ]
+        for stream in finished[: max(0, len(finished) - self.owner.retained_streams)]:
+            del self.streams[stream.id]
+
+    def open_request(self, request: Request, *, json_mode: bool) -> _Stream:
+        stream = self._new_stream(request, json_mode=json_mode)
+        self.active[request.id] = stream
+        return stream
+
+    def find(self, last_event_id: str) -> tuple[_Stream, int] | None:
+        stream_id, _, seq = last_event_id.rpartition("_")
+        stream = self.streams.get(stream_id)
+        if stream is None or not seq.isdigit():
+            return None
+        return stream, int(seq)
+
+    def deliver(self, message: str, related_id: RequestId | None) -> None:
+        """Route one outgoing message to its stream (transports#multiple-connections: one stream each)."""
+        if self.close_reason is not None:
+            raise TransportClosed(f"HTTP session {self.id[:8]}: {self.close_reason}")
+        parsed = parse(message)[0]
+        if isinstance(parsed, Response | ErrorResponse):
+            stream = self.active.pop(parsed.id, None) if parsed.id is not None else None
+            if stream is None:
+                log.debug(
+                    "HTTP session %s: dropping an answer nobody waits for: %.200s", self.id[:8], message
+                )
+                return
+            self._on_answer(stream, parsed)
+            stream.finish(message)
+            return
+        stream = self.active.get(related_id) if related_id is not None else None
+        if stream is None or stream.json_mode:
+            stream = self.standalone
+        stream.add(message)
+
+    def _on_answer(self, stream: _Stream, answer: Response | ErrorResponse) -> None:
+        if stream.request is None or stream.request.method != "initialize":
+            return
+        if isinstance(answer, Response):
+            version = answer.result.get("protocolVersion")
+            self.protocol_version = version if isinstance(version, str) else None
+        else:  # a failed initialize leaves nothing worth keeping; the client starts over without a session id
+            asyncio.get_running_loop().call_soon(self.terminate, "initialization failed")
+
+    def cancel(self, request_id: object) -> None:
+        """The client cancelled a request: the engine sends no answer, so end its stream here."""
+        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            stream = self.active.pop(request_id, None)
+            if stream is not None:
+                stream.finish()
+
+    def close_stream(self, related_id: RequestId) -> bool:
+        """End the HTTP connection of a request's stream, keeping the stream: the client resumes it by GET."""
+        stream = self.active.get(related_id)
+        if stream is None or stream.writer is None:
+            return False
+        stream.writer.stop()
+        return True
+
+    def terminate(self, reason: str) -> None:
+        if self.close_reason is not None:
+            return
+        self.close_reason = reason
+        self.inbox.put_nowait(None)
+        for stream in list(self.active.values()):
+            stream.finish()  # unanswered: the client resumes, gets 404 and learns the session is gone
+        self.active.clear()
+        self.standalone.finish()
+        self.owner._forget(self)
+
+
+class HTTPSessionTransport:
+    """The server side of one HTTP session, as a :class:`~.base.Transport` for ``server.serve``."""
+
+    def __init__(self, session: _Session) -> None:
+        self._session = session
+
+    @property
+    def session_id(self) -> str:
+        return self._session.id
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self._session.protocol_version
+
+    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
+        self._session.deliver(message, related_id)
+
+    async def receive(self) -> str:
+        item = await self._session.inbox.get()
+        if item is None:
+            self._session.inbox.put_nowait(None)
+            raise TransportClosed(f"HTTP session {self._session.id[:8]}: {self._session.close_reason}")
+        return item
+
+    async def aclose(self) -> None:
+        self._session.terminate("closed by the server")
+
+    def close_sse_stream(self, related_id: RequestId) -> bool:
+        """Close the connection carrying request ``related_id``'s SSE stream, mid-call (SSE polling).
+
+        Later messages for the request are buffered; the client resumes with GET + ``Last-Event-ID`` after the
+        ``retry`` delay (meaningful with ``sse_polling``). False when no connection carries that stream.
+        """
+        return self._session.close_stream(related_id)

@@ -55,9 +55,13 @@ def http_servers() -> Iterator[dict[str, str]]:
         raise RuntimeError(f"ports still open after stopping the servers: {still}")
 
 
-def load(url: str, client: str, settings: Settings) -> list[dict[str, float]]:
-    """Run one load process; its results, one per concurrency level."""
+def load(
+    url: str, client: str, settings: Settings, headers: dict[str, str] | None = None
+) -> list[dict[str, float]]:
+    """Run one load process; its results, one per concurrency level. ``headers``: sent with every request."""
     cmd = [PYTHON, LOADGEN, url, "--client", client, "--clients", *map(str, CONCURRENCY)]
+    for name, value in (headers or {}).items():
+        cmd += ["--header", f"{name}: {value}"]
     cmd += ["--budget", str(settings.budget), "--warmup", str(min(settings.warmup_calls, 50))]
     timeout = 60 + settings.budget * len(CONCURRENCY) * 4
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)

@@ -1,6 +1,7 @@
 """HTTP load for the benchmarks, run as its own process so the load and the server do not share a GIL.
 
     python bench/loadgen.py URL --client raw|ours|sdk --clients 1 16 --budget 1.5 --warmup 100
+    python bench/loadgen.py URL --header "Authorization: Bearer TOKEN" ...   # extra request headers
 
 For each number of clients: open that many MCP sessions, warm each up, then every session calls
 ``echo`` sequentially until the time budget ends; all sessions start together. Prints one JSON line:
@@ -31,9 +32,9 @@ Call = Callable[[], Awaitable[Any]]
 class RawClient:
     """Just enough of Streamable HTTP (2025-11-25) to call a tool; no validation, no retries."""
 
-    def __init__(self, url: str, http: aiohttp.ClientSession) -> None:
+    def __init__(self, url: str, http: aiohttp.ClientSession, extra: dict[str, str] | None = None) -> None:
         self.url, self.http = url, http
-        self.headers = dict(_ACCEPT)
+        self.headers = {**_ACCEPT, **(extra or {})}
         self.next_id = 0
 
     async def _post(self, message: dict[str, Any]) -> Any:
@@ -81,17 +82,17 @@ class RawClient:
                 pass
 
 
-async def _open(kind: str, url: str, stack: AsyncExitStack) -> Call:
+async def _open(kind: str, url: str, stack: AsyncExitStack, headers: dict[str, str]) -> Call:
     if kind == "raw":
         http = await stack.enter_async_context(aiohttp.ClientSession())
-        raw = RawClient(url, http)
+        raw = RawClient(url, http, headers)
         await raw.open()
         stack.push_async_callback(raw.aclose)
         return raw.call
     if kind == "ours":
         from mcp_notebook import Client
 
-        ours = await stack.enter_async_context(Client(url))
+        ours = await stack.enter_async_context(Client(url, headers=headers or None))
         return lambda: ours.call_tool("echo", {"text": "x"})
     from mcp import Client as SDKClient
 
@@ -99,9 +100,11 @@ async def _open(kind: str, url: str, stack: AsyncExitStack) -> Call:
     return lambda: sdk.call_tool("echo", {"text": "x"})
 
 
-async def _load(kind: str, url: str, clients: int, budget: float, warmup: int) -> dict[str, Any]:
+async def _load(
+    kind: str, url: str, clients: int, budget: float, warmup: int, headers: dict[str, str]
+) -> dict[str, Any]:
     async with AsyncExitStack() as stack:
-        calls = [await _open(kind, url, stack) for _ in range(clients)]
+        calls = [await _open(kind, url, stack, headers) for _ in range(clients)]
         for call in calls:
             for _ in range(warmup):
                 await call()
@@ -126,7 +129,17 @@ async def _load(kind: str, url: str, clients: int, budget: float, warmup: int) -
 
 
 async def _main(args: argparse.Namespace) -> list[dict[str, Any]]:
-    return [await _load(args.client, args.url, k, args.budget, args.warmup) for k in args.clients]
+    headers = dict(_header(h) for h in args.header)
+    if headers and args.client == "sdk":
+        raise SystemExit("--header is supported with --client raw and ours only")
+    return [await _load(args.client, args.url, k, args.budget, args.warmup, headers) for k in args.clients]
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise SystemExit(f"--header {text!r}: expected 'Name: value'")
+    return name.strip(), value.strip()
 
 
 def main() -> int:
@@ -138,6 +151,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, nargs="+", default=[1])
     parser.add_argument("--budget", type=float, default=1.5)
     parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument(
+        "--header", action="append", default=[], help="'Name: value', sent with every request"
+    )
     args = parser.parse_args()
     print(json.dumps(asyncio.run(_main(args))), flush=True)
     return 0

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/run.py                 # everything; writes docs/benchmarks.md
     .venv/bin/python bench/run.py --quick         # smoke run: short budgets, numbers indicative only
-    .venv/bin/python bench/run.py --only memory   # one section: memory, import, stdio, http
+    .venv/bin/python bench/run.py --only memory   # one section: memory, import, stdio, http, notebook,
+                                                  # kernel_http (repeat --only for several)
 
 Prints one table per section (absolute numbers and ours-vs-SDK ratios), then one ``ratio ...`` line per
 target. ``docs/benchmarks.md`` is rewritten only by a full run (all sections, not ``--quick``), so smoke runs
@@ -30,7 +31,7 @@ from _common import ROOT, Section, Settings
 
 DOC = ROOT / "docs" / "benchmarks.md"
 PACKAGES = ["mcp-notebook", "mcp", "mcp-types", "pydantic", "anyio", "starlette", "uvicorn", "aiohttp"]
-PACKAGES += ["jsonschema"]
+PACKAGES += ["jsonschema", "ipykernel", "jupyter-client", "ipywidgets"]
 
 
 def _memory(settings: Settings) -> Section:
@@ -57,11 +58,25 @@ def _http(settings: Settings) -> Section:
     return _http.run(settings)
 
 
+def _notebook(settings: Settings) -> Section:
+    import _notebook
+
+    return _notebook.run(settings)
+
+
+def _kernel_http(settings: Settings) -> Section:
+    import _kernel_http
+
+    return _kernel_http.run(settings)
+
+
 SECTIONS: dict[str, Callable[[Settings], Section]] = {
     "memory": _memory,
     "import": _import,
     "stdio": _stdio,
     "http": _http,
+    "notebook": _notebook,
+    "kernel_http": _kernel_http,
 }
 
 

@@ -177,7 +177,9 @@ class _Capture:
         saved_pub = getattr(shell, "display_pub", None) if shell is not None else None
         publisher = None
         if shell is not None:
-            publisher = CapturingDisplayPublisher(shell=shell)  # type: ignore[no-untyped-call]
+            # No shell= here: given a shell, IPython registers two pre/post_execute callbacks per publisher
+            # that are never removed (one leak per tool call, slowing every later cell).
+            publisher = CapturingDisplayPublisher()  # type: ignore[no-untyped-call]
             shell.display_pub = publisher
         sys.stdout, sys.stderr = self.stdout, self.stderr
         try:

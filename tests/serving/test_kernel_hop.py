@@ -184,6 +184,17 @@ def test_the_inspector_calls_a_live_kernel_tool(
     assert json.loads(done.stdout)["result"]["content"][0]["text"] == "INSPECTOR"
 
 
+def test_capturing_tool_output_leaks_no_shell_callbacks(
+    nb: Kernel, served: dict[str, Any], runtime: Runtime
+) -> None:
+    count = "len(get_ipython().events.callbacks['post_execute'])"
+    before = nb.value(count)
+    with connect(served["url"], headers=served["headers"], runtime=runtime) as client:
+        for _ in range(5):
+            client.call_tool("chatty", {"word": "x"})
+    assert nb.value(count) == before
+
+
 def test_stop_in_the_kernel_frees_the_port(nb: Kernel, served: dict[str, Any]) -> None:
     nb.run("h.stop()")
     port = urlsplit(served["url"]).port
@@ -195,14 +206,3 @@ def test_stop_in_the_kernel_frees_the_port(nb: Kernel, served: dict[str, Any]) -
         "(lambda h2: [h2.url != h.url or True, h2.stopped])(serve_notebook(mcp, show=False))"
     )
     assert restarted == [True, False]
-
-
-def test_capturing_tool_output_leaks_no_shell_callbacks(
-    nb: Kernel, served: dict[str, Any], runtime: Runtime
-) -> None:
-    count = "len(get_ipython().events.callbacks['post_execute'])"
-    before = nb.value(count)
-    with connect(served["url"], headers=served["headers"], runtime=runtime) as client:
-        for _ in range(5):
-            client.call_tool("chatty", {"word": "x"})
-    assert nb.value(count) == before

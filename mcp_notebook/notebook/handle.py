@@ -160,6 +160,31 @@ class CallHandle:
             b["text"] for b in self.content if isinstance(b, dict) and isinstance(b.get("text"), str)
         )
 
+    def save(self, path: str, index: int = 0) -> Any:
+        """Write content block ``index`` to ``path`` — the way to get all of a result the notebook shows
+        only in part (long text is truncated, large images are not embedded). Text and embedded text go
+        out as UTF-8; image, audio and blob data decoded from base64. Returns a link to the file."""
+        import base64
+        from pathlib import Path
+
+        from IPython.display import FileLink
+
+        try:
+            block = self.content[index]
+        except IndexError:
+            raise IndexError(
+                f"{self.label} has {len(self.content)} content block(s), not {index + 1}"
+            ) from None
+        source = block.get("resource", block) if isinstance(block, dict) else {}
+        binary = source.get("data") or source.get("blob")
+        if isinstance(source.get("text"), str):
+            Path(path).write_text(source["text"], encoding="utf-8")
+        elif isinstance(binary, str):
+            Path(path).write_bytes(base64.b64decode(binary))
+        else:
+            raise ValueError(f"content block {index} of {self.label} has no text or binary data to save")
+        return FileLink(path)  # type: ignore[no-untyped-call]
+
     @property
     def is_error(self) -> bool:
         return self._state in ("denied", "failed", "cancelled") or (self._result or {}).get("isError") is True

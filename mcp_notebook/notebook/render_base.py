@@ -105,11 +105,16 @@ def json_text(value: object, *, indent: int | None = 2) -> str:
         return repr(value)
 
 
+# Where the rest is: what the page shows is bounded, what the result holds is not (issue: long content is
+# truncated "with a way to see all of it").
+SEE_ALL = "all of it: .text on the call handle, or .save(path) to write it to a file"
+
+
 def truncate_note(shown: int, total: int) -> str:
     """The note under a truncated text, in HTML."""
     return (
         f'<div class="mcpnb-note">showing {shown:,} of {total:,} characters '
-        f"({total - shown:,} left out)</div>"
+        f"({total - shown:,} left out; {esc(SEE_ALL)})</div>"
     )
 
 
@@ -154,6 +159,10 @@ class Media:
     too_large: bool = False
 
 
+def _too_large(max_bytes: int) -> str:
+    return f"not embedded: larger than the {format_size(max_bytes)} limit; .save(path) on the call handle"
+
+
 def check_media(mime: object, data: object, kind: str, max_bytes: int) -> Media:
     """Check mime type, size and base64 of image/audio data before anything is embedded.
 
@@ -163,6 +172,11 @@ def check_media(mime: object, data: object, kind: str, max_bytes: int) -> Media:
     mime_text = mime if isinstance(mime, str) else "(no mimeType)"
     if not isinstance(data, str) or not data.strip():
         return Media(mime_text, 0, None, "not shown: no base64 data")
+    if len(data) * 3 // 4 > 2 * max_bytes:  # far too large whatever whitespace it holds: skip cleaning it
+        problem = (
+            f"not embedded: larger than the {format_size(max_bytes)} limit; .save(path) on the call handle"
+        )
+        return Media(mime_text, len(data) * 3 // 4, None, problem, True)
     clean = "".join(data.split())
     size = b64_size(clean)
     if not isinstance(mime, str) or not _MIME.fullmatch(mime) or not mime.lower().startswith(kind + "/"):
@@ -170,7 +184,10 @@ def check_media(mime: object, data: object, kind: str, max_bytes: int) -> Media:
             mime_text, size, None, f"not shown: mimeType {one_line(mime_text, 80)!r} is not {kind}/*"
         )
     if size > max_bytes:
-        return Media(mime, size, None, f"not embedded: larger than the {format_size(max_bytes)} limit", True)
+        problem = (
+            f"not embedded: larger than the {format_size(max_bytes)} limit; .save(path) on the call handle"
+        )
+        return Media(mime, size, None, problem, True)
     try:
         base64.b64decode(clean, validate=True)
     except (binascii.Error, ValueError):

@@ -589,3 +589,30 @@ def test_a_tool_added_to_a_connected_server_is_callable_at_once(shell: Any) -> N
 
     handle = mcp.call("remote.late", word="ab")
     assert handle.state == "done" and handle.text == "abab"
+
+
+def test_save_writes_all_of_a_result_the_page_shows_only_in_part(shell: Any, tmp_path: Path) -> None:
+    import base64
+
+    from mcp_notebook import Image
+
+    mcp: NotebookMCP = shell.user_ns["mcp"]
+    big_text = "x" * 2_000_000
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    )
+
+    @mcp.tool
+    def big():  # type: ignore[no-untyped-def]  # no annotation: the list is content blocks, not data
+        """A long text and an image."""
+        return [big_text, Image(png)]
+
+    handle = mcp.call("big")
+    bundle = handle._repr_mimebundle_()
+    assert len(bundle["text/html"]) < 200_000 and ".save(path)" in bundle["text/html"]
+    handle.save(str(tmp_path / "all.txt"))
+    assert (tmp_path / "all.txt").read_text() == big_text
+    handle.save(str(tmp_path / "img.png"), index=1)
+    assert (tmp_path / "img.png").read_bytes() == png
+    with pytest.raises(IndexError, match="2 content block"):
+        handle.save(str(tmp_path / "nope"), index=5)

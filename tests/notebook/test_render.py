@@ -351,7 +351,7 @@ def test_ten_megabyte_text_is_truncated_and_the_bundle_stays_small() -> None:
     assert len(bundle["text/html"]) < 30_000
     assert len(bundle["text/plain"]) < 21_000
     assert (
-        "showing 20,000 of 10,000,000 characters (9,980,000 left out)"
+        "showing 20,000 of 10,000,000 characters (9,980,000 left out; all of it: .text on the call handle"
         in Elements(bundle["text/html"]).all_text
     )
     assert "showing 20,000 of 10,000,000 characters" in bundle["text/plain"]

@@ -310,6 +310,14 @@ class StreamableHTTPServer:
                     return _error(404, "Session not found", code=-32001)
                 return web.Response(status=202, headers=headers)  # cancelled by the client: nothing to say
             return web.Response(text=stream.answer, content_type="application/json", headers=headers)
+        if not self.sse_polling:
+            # Start answering at the first message: a request whose answer is all there is gets one JSON
+            # body (transports#sending-messages-to-the-server lets the server choose), which costs one
+            # write instead of headers, priming event, event and end of stream.
+            if not await _first_activity(request, stream):
+                return web.Response(status=202, headers=headers)  # the client left; a resume finds the rest
+            if stream.finished and stream.answer is not None and stream.next_seq == 1:
+                return web.Response(text=stream.answer, content_type="application/json", headers=headers)
         return await self._stream(request, session, stream, -1, headers)
 
     # ---- the modern era (2026-07-28): one stateless request per POST -----------------------------------
@@ -444,12 +452,13 @@ class StreamableHTTPServer:
         last = after
         quiet_since = loop.time()
         while True:
-            for seq, data in stream.after(last):
+            pending = stream.after(last)
+            if pending:
                 if writer.stopped:
                     return
-                await response.write(data)
-                last = seq
-                stream.delivered = max(stream.delivered, seq)
+                await response.write(b"".join(data for _, data in pending))  # one write for all that waits
+                last = pending[-1][0]
+                stream.delivered = max(stream.delivered, last)
             if writer.stopped or (stream.finished and not stream.after(last)):
                 return
             writer.wake.clear()

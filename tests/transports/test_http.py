@@ -7,6 +7,7 @@ Client and Server over them. Every wait is bounded; nothing sleeps to let things
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import socket
@@ -48,6 +49,7 @@ class EchoServer:
 
     def __init__(self) -> None:
         self.gate = asyncio.Event()
+        self.waiting = asyncio.Event()  # a gated request has arrived and waits for the gate
         self.transports: list[Transport] = []
         self.ended = asyncio.Event()
 
@@ -85,6 +87,7 @@ class EchoServer:
             if event.method == "poll":
                 assert isinstance(transport, HTTPSessionTransport)
                 assert transport.close_sse_stream(rid)
+            self.waiting.set()
             await self.gate.wait()
             await transport.send(
                 session.send_notification("notifications/message", {"late": True}), related_id=rid
@@ -225,6 +228,24 @@ async def test_sse_response_carries_related_notification_then_answer(
     await peer.aclose()
 
 
+async def test_an_answer_alone_is_one_json_body_and_anything_before_it_makes_a_stream(
+    http_server: StreamableHTTPServer, raw: aiohttp.ClientSession
+) -> None:
+    """transports#sending-messages-to-the-server: the server picks JSON or SSE per request; one JSON body
+    when the answer is all there is (one write), SSE when a related message comes first."""
+    session_id = await raw_session(raw, http_server.url)
+    headers = {**JSON_HEADERS, "Mcp-Session-Id": session_id}
+    body = '{"jsonrpc":"2.0","id":7,"method":"echo","params":{"a":1}}'
+    async with raw.post(http_server.url, data=body, headers=headers) as resp:
+        assert resp.status == 200 and resp.content_type == "application/json"
+        assert (await resp.json())["result"] == {"echo": {"a": 1}}
+    body = '{"jsonrpc":"2.0","id":8,"method":"chatty","params":{"b":2}}'
+    async with raw.post(http_server.url, data=body, headers=headers) as resp:
+        assert resp.content_type == "text/event-stream"
+        events = [json.loads(e.data) for e in await read_sse(resp, 3) if e.data]
+    assert [e.get("method", "answer") for e in events] == ["notifications/message", "answer"]
+
+
 async def test_json_response_mode(echo: EchoServer, raw: aiohttp.ClientSession) -> None:
     server = StreamableHTTPServer(echo, json_response=True)
     url = await server.start()
@@ -328,9 +349,13 @@ async def test_two_concurrent_clients_and_one_vanishing_mid_stream(
     other = await connect(http_server.url)
     session_id = await raw_session(raw, http_server.url)
     headers = {**JSON_HEADERS, "Mcp-Session-Id": session_id}
-    resp = await raw.post(http_server.url, data='{"jsonrpc":"2.0","id":3,"method":"gated"}', headers=headers)
-    assert resp.status == 200
-    resp.close()  # this client disconnects while its request is still running
+    post = asyncio.ensure_future(
+        raw.post(http_server.url, data='{"jsonrpc":"2.0","id":3,"method":"gated"}', headers=headers)
+    )
+    await asyncio.wait_for(echo.waiting.wait(), 5)
+    post.cancel()  # this client disconnects while its request is still running
+    with contextlib.suppress(asyncio.CancelledError):
+        await post
     results = await asyncio.gather(*(c.request("echo", {"i": i}) for i, c in enumerate([good, other] * 3)))
     assert [r["echo"]["i"] for r in results] == list(range(6))
     echo.gate.set()  # the abandoned request answers into a closed connection: nothing breaks

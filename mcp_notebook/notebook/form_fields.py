@@ -99,21 +99,22 @@ class Field:
     def __init__(self, kit: Kit, spec: Spec, body: Any) -> None:
         self.kit, self.spec, self.body = kit, spec, body
         self._errors: Any = None
-        parts = [body] if spec.bare else [self._label_html(), body, *self._help()]
+        # Label and help share one HTML widget: each widget is a comm (and messages) in a live kernel.
+        parts = [body] if spec.bare else [self.kit.html(self._label_html() + self._help()), body]
         self.widget = widgets.VBox(parts, layout=kit.plain)
 
-    def _label_html(self) -> Any:
+    def _label_html(self) -> str:
         star = ' <span style="color:#c00" title="required">*</span>' if self.spec.required else ""
-        return self.kit.html(f"<b>{html.escape(self.spec.label)}</b>{star}")
+        return f"<b>{html.escape(self.spec.label)}</b>{star}"
 
-    def _help(self) -> list[Any]:
+    def _help(self) -> str:
         text = self.spec.schema.get("description")
         examples = self.spec.schema.get("examples")
         if isinstance(examples, list) and examples and not self._uses_placeholder():
             text = f"{text or ''} (e.g. {json.dumps(examples[0])})".strip()
         if not text:
-            return []
-        return [self.kit.html(f'<small style="color:#666">{html.escape(str(text))}</small>')]
+            return ""
+        return f'<br><small style="color:#666">{html.escape(str(text))}</small>'
 
     def _uses_placeholder(self) -> bool:
         return False

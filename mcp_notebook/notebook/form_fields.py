@@ -6,6 +6,7 @@ left it empty), ``set(value)``, ``children()`` (for error placement) and ``show_
 
 from __future__ import annotations
 
+import abc
 import datetime as dt
 import enum
 import html
@@ -91,8 +92,8 @@ class Spec:
         return self.prepared.schema
 
 
-class Field:
-    """A labelled input. Subclasses override ``get``/``set``/``children``."""
+class Field(abc.ABC):
+    """A labelled input. Subclasses implement ``get``/``set`` and override ``children``."""
 
     is_const = False
 
@@ -119,11 +120,13 @@ class Field:
     def _uses_placeholder(self) -> bool:
         return False
 
+    @abc.abstractmethod
     def get(self) -> Any:
-        raise NotImplementedError
+        """The field's JSON value, or EMPTY."""
 
+    @abc.abstractmethod
     def set(self, value: Any) -> None:
-        raise NotImplementedError
+        """Show ``value`` (JSON) in the widgets."""
 
     def children(self) -> list[tuple[Key | None, Field]]:
         """Sub-fields with their key in the value (None: the same place, e.g. a union's branch)."""

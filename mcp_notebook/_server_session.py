@@ -214,7 +214,14 @@ class _ContextBackend:
         await self._request.notify("notifications/message", params)
 
     async def request(self, method: str, params: dict[str, Any], key: str | None = None) -> dict[str, Any]:
-        """One "input request": a server->client request (legacy) or an MRTR round (modern)."""
+        """One "input request": a server->client request (legacy) or an MRTR round (modern).
+
+        An elicitation the calling client cannot take (it declared no such mode) goes to the server's
+        ``elicitation_fallback`` when one is set: the notebook asks its own user, in the server console.
+        """
+        fallback = self._owner.server.elicitation_fallback
+        if method == "elicitation/create" and fallback is not None and not self._client_elicits(params):
+            return await fallback(dict(params), dict(self.client_info))
         if self._request.modern is not None:
             if self._inputs is None:
                 raise LocalProtocolError(f"{self._request.method} cannot ask the client for input (MRTR)")
@@ -225,13 +232,16 @@ class _ContextBackend:
             params = self._elicitation_params(params)
         return await self._request.request(method, params)
 
-    def _elicitation_params(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self._owner.session
-        caps = session.peer_capabilities.get("elicitation")
+    def _client_elicits(self, params: dict[str, Any]) -> bool:
+        caps = self.client_capabilities.get("elicitation")
         mode = params.get("mode", "form")
         # {} means form only (client/elicitation#capabilities); 2025-06-18 knew no modes at all.
-        declared = isinstance(caps, dict) and (has_capability(caps, (mode,)) or (mode == "form" and not caps))
-        if not declared:
+        return isinstance(caps, dict) and (has_capability(caps, (mode,)) or (mode == "form" and not caps))
+
+    def _elicitation_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._owner.session
+        mode = params.get("mode", "form")
+        if not self._client_elicits(params):
             raise LocalProtocolError(f"the client did not declare elicitation mode {mode!r}")
         if session.version is not None and not session.version.supports("elicitation_url"):
             params = {k: v for k, v in params.items() if k != "mode"}

@@ -37,6 +37,7 @@ log = logging.getLogger("mcp_notebook.server")
 F = TypeVar("F", bound=Callable[..., Any])
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
 RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
+ElicitationFallback = Callable[[dict[str, Any], dict[str, Any]], Awaitable[dict[str, Any]]]
 Listener = Callable[[str, dict[str, Any]], Any]
 
 try:
@@ -77,6 +78,9 @@ class Server:
         # default; the notebook points both at the kernel's main thread (DESIGN decision 6).
         self.run_sync: RunSync = run_sync or asyncio.to_thread
         self.run_async: RunAsync | None = run_async
+        # Who answers a tool's elicitation when the calling client cannot: (params, clientInfo) ->
+        # ElicitResult. None: the tool gets an error. The notebook asks its own user, in the server console.
+        self.elicitation_fallback: ElicitationFallback | None = None
         self.trace_size = trace_size
         # 2026-07-28 caching hints (server/utilities/caching). A notebook's tools change whenever a cell is
         # re-run, so results are stale at once by default; the lists never vary by caller, hence "public".

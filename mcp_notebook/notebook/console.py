@@ -132,6 +132,7 @@ class ServerConsole:
         self.shell: Any = None
         self.closed = False
         self.pending: dict[int, tuple[IncomingCall, _Card | None, Any]] = {}
+        self.questions: dict[int, Any] = {}  # elicitation cards waiting for the notebook's user
         self._live: dict[tuple[int, Any], ConsoleRecord] = {}
         self._lock = threading.RLock()
         self._scheduled = False
@@ -248,6 +249,32 @@ class ServerConsole:
         self._changed(now=True)
         return approved
 
+    # ---- questions from tools ----------------------------------------------------------------------------
+    async def elicit(self, params: dict[str, Any], client_info: dict[str, Any]) -> dict[str, Any]:
+        """A served tool asks for input its calling client cannot give (it has no elicitation): ask the
+        notebook's user here, with the same card a notebook client shows. Headless, or when nobody answers
+        within ``approval_timeout``, the answer is decline / cancel (ElicitResult)."""
+        from .widgets import ElicitationCard, resolve_soon
+
+        if not self.interactive or self.closed:
+            return {"action": "decline"}
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[dict[str, Any]] = loop.create_future()
+        client = str(client_info.get("name") or "a client")
+        card = ElicitationCard(f"a tool called by {client}", params, lambda r: resolve_soon(loop, answer, r))
+        with self._lock:
+            self.questions[id(card)] = card
+        self._changed(now=True)
+        try:
+            return await asyncio.wait_for(answer, self.approval_timeout)
+        except asyncio.TimeoutError:
+            return {"action": "cancel"}
+        finally:
+            with self._lock:
+                self.questions.pop(id(card), None)
+            card.close()
+            self._changed(now=True)
+
     def denied(self, call: IncomingCall) -> None:
         """A call the policy denied without asking: shown, so the person sees who tried what."""
         by = call.decision.by if call.decision is not None else "policy"
@@ -297,6 +324,7 @@ class ServerConsole:
     def _update_widget(self) -> None:
         with self._lock:
             cards = [card.widget for _call, card, _r in self.pending.values() if card is not None]
+            cards += [question.widget for question in self.questions.values()]
         self._header.value = self._header_html()
         self._cards.children = tuple(cards)
         self._html.value = self._table_html()

@@ -195,6 +195,8 @@ class ServingHandle:
         finally:
             if self.console is not None:
                 self.console.set_status(f"stopped; {self.url} is closed")
+                if self.server.elicitation_fallback == self.console.elicit:
+                    self.server.elicitation_fallback = None
 
     async def _shutdown(self) -> None:
         gate = self.http.server
@@ -334,6 +336,8 @@ def serve(
         _active[id(server)] = handle
     if console is not None:
         console.attach(server, kernel, handle)
+        # A served tool's ctx.elicit() reaches the notebook's user when the calling client cannot answer.
+        server.elicitation_fallback = console.elicit
     return handle
 
 

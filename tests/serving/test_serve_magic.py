@@ -65,3 +65,32 @@ def test_serve_magic_rejects_a_malformed_address() -> None:
             m["content"]["text"] for m in bad.outputs("stream") if m["content"]["name"] == "stderr"
         )
         assert "UsageError" in stderr and "HOST:PORT" in stderr
+
+
+def test_redefining_a_tool_in_a_cell_reaches_connected_clients_and_shutdown_frees_the_port(
+    runtime: Runtime,
+) -> None:
+    import threading
+
+    changed = threading.Event()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    with kernel() as k:
+        k.run(SETUP)
+        k.run("h = %mcp serve")
+        info: dict[str, Any] = k.value("{'url': h.url, 'headers': h.headers}")
+        port = int(info["url"].rsplit(":", 1)[1].split("/")[0])
+        with connect(
+            info["url"], headers=info["headers"], runtime=runtime, notification_handler=on_notification
+        ) as client:
+            assert [t["name"] for t in client.list_tools()] == ["where"]
+            k.run("@mcp.tool\ndef where() -> str:\n    '''Now says where, loudly.'''\n    return 'HERE'")
+            assert changed.wait(10), "no notifications/tools/list_changed over HTTP"
+            assert client.list_tools()[0]["description"] == "Now says where, loudly."
+            assert client.call_tool("where", {})["content"][0]["text"] == "HERE"
+    # the kernel is gone: so is its server
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0

@@ -232,7 +232,27 @@ class Client:
     ) -> dict[str, Any]:
         """Send any request; the typed methods below are thin wrappers over this."""
         options.setdefault("timeout", self.timeout)
-        return await self.connection.request(method, params, **options)
+        return await (await self._live()).request(method, params, **options)
+
+    async def _live(self) -> Connection:
+        """The connection, after starting a new HTTP session if the server ended ours.
+
+        transports#session-management: a 404 for our session id means the server dropped it, and the
+        client MUST start a new one with a fresh initialize. Requests that were in flight have failed
+        (they may or may not have run); the next one goes to the new session.
+        """
+        connection = self.connection
+        if not connection.closed or not isinstance(self._target, str):
+            return connection
+        from .transports._http_common import SessionExpired
+
+        if not isinstance(connection.close_reason, SessionExpired):
+            return connection  # closed for good: the request fails with the reason
+        self.trace.record("note", "the server ended the session (HTTP 404): starting a new one")
+        await connection.aclose()
+        self._tools_stale = True
+        await self.connect()
+        return self.connection
 
     # ---- tools -------------------------------------------------------------------------------------------
     async def _all_pages(self, method: str, field: str) -> list[dict[str, Any]]:
@@ -282,7 +302,7 @@ class Client:
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
-        result = await self.connection.request(
+        result = await (await self._live()).request(
             "tools/call",
             params,
             timeout=timeout if timeout is not None else self.timeout,

@@ -517,3 +517,31 @@ async def test_end_to_end_client_calls_a_tool_over_http() -> None:
             assert result["structuredContent"] == {"result": 5}
     finally:
         await http.stop()
+
+
+async def test_client_starts_a_new_session_after_the_server_ended_its_own() -> None:
+    """transports#session-management: after a 404 for its session the client MUST start a new session."""
+    from mcp_notebook import Client, Server
+    from mcp_notebook.transports._http_common import SessionExpired
+
+    server = Server("renewing")
+
+    @server.tool
+    def ping_me() -> str:
+        return "pong"
+
+    http = StreamableHTTPServer(server)
+    url = await http.start()
+    try:
+        async with Client(url) as client:
+            assert (await client.call_tool("ping_me"))["content"][0]["text"] == "pong"
+            first = client.connection.transport
+            for session in list(http.sessions.values()):
+                session.terminate("the test ended it")
+            with pytest.raises(SessionExpired):
+                await client.call_tool("ping_me")  # this one meets the 404
+            assert (await client.call_tool("ping_me"))["content"][0]["text"] == "pong"  # a new session
+            assert client.connection.transport is not first
+            assert any("starting a new one" in entry.raw for entry in client.trace)
+    finally:
+        await http.stop()

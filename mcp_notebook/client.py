@@ -8,6 +8,13 @@ async with Client("http://127.0.0.1:8000/mcp") as c:     # a URL: Streamable HTT
     result = await c.call_tool("add", {"a": 1, "b": 2})
 ```
 Method names follow the official Python SDK.
+
+Eras (DESIGN decision 1): ``era="legacy"`` (the default for now) does the ``initialize`` handshake that
+every deployed server speaks; ``era="auto"`` probes with ``server/discover`` and speaks 2026-07-28
+statelessly to a modern server, falling back to the handshake on anything that is not a recognised modern
+answer; ``era="modern"`` only speaks 2026-07-28. "auto" becomes the default once the client also listens
+for 2026 change notifications (``subscriptions/listen``), which the notebook relies on. The decisions
+themselves live in :mod:`mcp_notebook.protocol.era`.
 """
 
 from __future__ import annotations
@@ -16,20 +23,25 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .connection import Connection, IncomingRequest, ProgressCallback
+from .protocol import era as eras
 from .protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    ConnectionClosedError,
     JSONRPCError,
     LocalProtocolError,
     RemoteProtocolError,
+    RequestTimeoutError,
 )
+from .protocol.modern import META_LOG_LEVEL
 from .protocol.session import Role, Session, has_capability
-from .protocol.versions import LATEST_LEGACY, ProtocolVersion
+from .protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
 from .tools._validation import SchemaCheck
 from .trace import Trace
 from .transports.base import Transport
@@ -87,10 +99,16 @@ class Client:
         roots: list[dict[str, Any]] | Callable[[], Any] | None = None,
         logging_handler: Callable[[dict[str, Any]], Any] | None = None,
         notification_handler: Callable[[str, dict[str, Any]], Any] | None = None,
-        protocol_version: str = LATEST_LEGACY,
+        protocol_version: str | None = None,
+        era: eras.EraMode | None = None,
+        probe_timeout: float = 10.0,
         trace_size: int = 2000,
         validate_output: bool = True,
     ) -> None:
+        """``protocol_version``: a legacy version (``initialize`` asks for it; implies ``era="legacy"``
+        unless ``era`` says otherwise) or a modern one (the version the probe prefers; implies "auto").
+        ``era``: "legacy" (default), "auto" or "modern". ``probe_timeout`` bounds the wait for the
+        ``server/discover`` answer; no answer in time counts as a legacy server."""
         self._target = target
         self.name = name or _default_name(target)
         self._headers, self._env, self._cwd = headers, env, cwd
@@ -100,7 +118,17 @@ class Client:
         self.roots = roots
         self.logging_handler = logging_handler
         self.notification_handler = notification_handler
-        self.protocol_version = protocol_version
+        if era is not None and era not in eras.ERA_MODES:
+            raise ValueError(f"era must be one of {', '.join(eras.ERA_MODES)}, not {era!r}")
+        is_modern = protocol_version in MODERN_VERSIONS
+        # the version initialize asks for, and the one the probe proposes
+        self.protocol_version = protocol_version if protocol_version and not is_modern else LATEST_LEGACY
+        self.modern_version = protocol_version if protocol_version and is_modern else MODERN_VERSIONS[-1]
+        self.era: eras.EraMode = era or ("auto" if is_modern else "legacy")
+        self.probe_timeout = probe_timeout
+        self._modern = False  # True once the server answered server/discover: 2026-07-28 requests
+        self._log_level: str | None = None
+        self._tools_deadline: float | None = None  # modern: when the cached tools/list goes stale (ttlMs)
         self.validate_output = validate_output
         self.trace = Trace(trace_size)
         self._info = client_info or {"name": "mcp-notebook", "version": "0.1.0"}
@@ -113,6 +141,7 @@ class Client:
 
     # ---- connection --------------------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
+        """What this client declares: in ``initialize`` (legacy) or in every request's ``_meta`` (modern)."""
         caps: dict[str, Any] = {}
         if self.roots is not None:
             caps["roots"] = {"listChanged": True}
@@ -120,7 +149,12 @@ class Client:
             caps["sampling"] = {}
         if self.elicitation_handler is not None:
             caps["elicitation"] = {"form": {}, "url": {}}
-        return caps
+        return eras.client_capabilities(caps) if self._modern else caps
+
+    @property
+    def is_modern(self) -> bool:
+        """True when this client speaks 2026-07-28 (stateless requests) with the server."""
+        return self._modern
 
     async def _open_transport(self) -> Transport:
         target = self._target
@@ -155,9 +189,9 @@ class Client:
     def _on_invalid_line(self, line: str) -> None:
         self.trace.record("note", f"[not JSON-RPC on stdout, ignored] {line}")
 
-    async def connect(self) -> Client:
-        """Open the transport and run the initialize handshake."""
+    async def _start(self) -> Connection:
         transport = await self._open_transport()
+        self._modern = False
         self._session = Session(Role.CLIENT, info=self._info, capabilities=self.capabilities())
         self._connection = Connection(
             self._session,
@@ -168,21 +202,75 @@ class Client:
             name=self.name,
         )
         self._connection.start()
+        return self._connection
+
+    async def connect(self) -> Client:
+        """Open the transport and find the era: probe ``server/discover`` (modern) and, unless the server
+        answered it, run the ``initialize`` handshake (legacy)."""
+        connection = await self._start()
         try:
-            await self._connection.request(
-                "initialize",
-                {
-                    "protocolVersion": self.protocol_version,
-                    "capabilities": self.capabilities(),
-                    "clientInfo": self._info,
-                },
-                timeout=self.timeout,
-            )
-            await self._connection.notify("notifications/initialized")
+            if self.era == "legacy":
+                await self._initialize(self.protocol_version)
+                return self
+            verdict = await self._probe(connection)
+            if isinstance(verdict, eras.UseModern):
+                found = verdict.server
+                self.session.adopt_modern(
+                    found.version, found.capabilities, found.server_info, found.instructions
+                )
+                self._modern = True
+                self.trace.record("note", f"the server speaks {found.version}: stateless requests")
+                return self
+            if self.era == "modern":
+                raise RemoteProtocolError(f"the server does not speak 2026-07-28: {verdict.reason}")
+            self.trace.record("note", f"legacy server ({verdict.reason}): initialize handshake")
+            if connection.closed and not isinstance(self._target, Transport):
+                await connection.aclose()  # the probe ended the connection: start over, legacy
+                await self._start()
+            await self._initialize(verdict.version or self.protocol_version)
         except BaseException:
             await self.aclose()
             raise
         return self
+
+    async def _initialize(self, version: str) -> None:
+        await self.connection.request(
+            "initialize",
+            {"protocolVersion": version, "capabilities": self.capabilities(), "clientInfo": self._info},
+            timeout=self.timeout,
+        )
+        await self.connection.notify("notifications/initialized")
+
+    async def _probe(self, connection: Connection) -> eras.UseModern | eras.UseLegacy:
+        """``server/discover`` at our preferred modern version, once more at a version the server names.
+
+        versioning#era-detection: anything but a DiscoverResult or a recognised modern error -- another
+        error code, a transport failure, no answer within ``probe_timeout`` -- is a legacy server.
+        """
+        version = self.modern_version
+        for _ in range(2):
+            params = eras.modern_params(None, version, self._modern_capabilities(), self._info)
+            try:
+                result = await connection.request(
+                    "server/discover", params, timeout=min(self.probe_timeout, self.timeout)
+                )
+            except JSONRPCError as exc:
+                verdict = eras.classify_discover_error(exc.code, exc.data, version)
+            except (RequestTimeoutError, ConnectionClosedError) as exc:
+                verdict = eras.UseLegacy(f"server/discover got no answer ({exc})")
+            else:
+                verdict = eras.classify_discover_result(result, version)
+            if not isinstance(verdict, eras.Retry):
+                return verdict
+            version = verdict.version
+        return eras.UseLegacy("the server rejected every modern version we proposed")
+
+    def _modern_capabilities(self) -> dict[str, Any]:
+        modern, self._modern = self._modern, True
+        try:
+            return self.capabilities()
+        finally:
+            self._modern = modern
 
     async def aclose(self) -> None:
         if self._connection is not None:
@@ -230,9 +318,42 @@ class Client:
     async def request(
         self, method: str, params: dict[str, Any] | None = None, **options: Any
     ) -> dict[str, Any]:
-        """Send any request; the typed methods below are thin wrappers over this."""
+        """Send any request; the typed methods below are thin wrappers over this.
+
+        Modern era: ``_meta`` (version, capabilities, client info) is added, and an ``input_required``
+        result is answered with this client's handlers and retried (MRTR) until the result is complete.
+        """
         options.setdefault("timeout", self.timeout)
-        return await (await self._live()).request(method, params, **options)
+        connection = await self._live()
+        if not self._modern:
+            return await connection.request(method, params, **options)
+        original = dict(params or {})
+        for _ in range(eras.MAX_INPUT_ROUNDS):
+            result = await connection.request(method, self._with_meta(original), **options)
+            step = eras.read_result(method, result)
+            if step is None:
+                return result
+            responses = {key: await self._answer_modern(req) for key, req in step.requests.items()}
+            original = eras.retry_params(original, step, responses)
+        raise RemoteProtocolError(f"{method}: still input_required after {eras.MAX_INPUT_ROUNDS} rounds")
+
+    def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
+        sent = eras.modern_params(
+            params, self.session.version.name if self.session.version else "", self.capabilities(), self._info
+        )
+        if self._log_level is not None:
+            sent["_meta"][META_LOG_LEVEL] = self._log_level
+        return sent
+
+    async def _answer_modern(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One ``inputRequests`` entry, through the same handlers as a legacy server->client request."""
+        kind = _INPUT_METHODS.get(request["method"])
+        if kind is None:
+            raise RemoteProtocolError(f"the server asked for unknown input {request['method']!r}")
+        params = request.get("params")
+        return await self.answer_input(
+            InputRequest(kind, params if isinstance(params, dict) else {}, self.name)
+        )
 
     async def _live(self) -> Connection:
         """The connection, after starting a new HTTP session if the server ended ours.
@@ -267,10 +388,33 @@ class Client:
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool, across all pages; refreshes the cache used to validate structured results."""
-        tools = await self._all_pages("tools/list", "tools")
+        deadline = time.monotonic() + 3600.0
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            result = await self.request("tools/list", {"cursor": cursor} if cursor is not None else None)
+            items.extend(result.get("tools", []))
+            deadline = min(deadline, eras.cache_deadline(result))
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                break
+        tools = []
+        for tool in items:
+            modern_tool = self._modern and isinstance(tool, dict)
+            reason = eras.invalid_param_headers(tool.get("inputSchema")) if modern_tool else None
+            if reason is None:
+                tools.append(tool)
+            else:  # SEP-2243: such a tool MUST be excluded, with a warning
+                log.warning("%s: tool %r left out: %s", self.name, tool.get("name"), reason)
+                self.trace.record("note", f"tool {tool.get('name')!r} left out: {reason}")
         self._tools = {tool["name"]: tool for tool in tools if isinstance(tool, dict) and "name" in tool}
+        transport = self.connection.transport
+        if hasattr(transport, "tools"):
+            transport.tools = self._tools  # Mcp-Param-* headers of modern HTTP tool calls
         self._validators.clear()
         self._tools_stale = False
+        # Modern servers send no list_changed (without a listen stream): the list is fresh for its ttlMs.
+        self._tools_deadline = deadline if self._modern else None
         return tools
 
     def cached_tool(self, name: str) -> dict[str, Any] | None:
@@ -302,7 +446,7 @@ class Client:
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
-        result = await (await self._live()).request(
+        result = await self.request(
             "tools/call",
             params,
             timeout=timeout if timeout is not None else self.timeout,
@@ -315,7 +459,8 @@ class Client:
 
     async def _refresh_tools_if_needed(self, name: str) -> None:
         """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call."""
-        if (self._tools_stale or name not in self._tools) and has_capability(
+        expired = self._tools_deadline is not None and time.monotonic() >= self._tools_deadline
+        if (self._tools_stale or expired or name not in self._tools) and has_capability(
             self.server_capabilities, ("tools",)
         ):
             with contextlib.suppress(JSONRPCError):
@@ -377,12 +522,18 @@ class Client:
         return completion
 
     async def set_logging_level(self, level: str) -> None:
+        """Legacy: ``logging/setLevel``. Modern: the level travels in every request's ``_meta``."""
+        if self._modern:
+            self._log_level = level
+            return
         await self.request("logging/setLevel", {"level": level})
 
     async def send_ping(self) -> None:
         await self.request("ping")
 
     async def send_roots_list_changed(self) -> None:
+        if self._modern:
+            return  # 2026-07-28: roots are asked for per request; there is no list_changed to send
         await self.connection.notify("notifications/roots/list_changed")
 
     # ---- what the server sends us ------------------------------------------------------------------------

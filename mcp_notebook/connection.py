@@ -266,8 +266,10 @@ class Connection:
             pending.disarm()
 
     async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
-        if method == "initialize" or self._closed.is_set():
-            return  # the client MUST NOT cancel initialize; a closed connection needs no notice
+        if method in ("initialize", "server/discover") or self._closed.is_set():
+            # The client MUST NOT cancel initialize; nor the era probe, which a legacy server may not know
+            # (its answer, if late, is dropped). A closed connection needs no notice.
+            return
         try:
             await self._send(self.session.cancel(request_id, reason))
         except (ConnectionClosedError, LocalProtocolError) as exc:

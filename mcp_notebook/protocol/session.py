@@ -64,6 +64,7 @@ class Trigger(enum.Enum):
     SEND_INITIALIZE_RESULT = "send initialize result"
     SEND_INITIALIZE_ERROR = "send initialize error"
     RECV_INITIALIZED = "receive notifications/initialized"
+    ADOPT_MODERN = "adopt a server/discover result (2026-07-28: no handshake)"
 
 
 C, S = Role.CLIENT, Role.SERVER
@@ -74,6 +75,7 @@ TRANSITIONS: dict[tuple[Role, State, Trigger], State] = {
     (C, State.INITIALIZING, Trigger.RECV_INITIALIZE_RESULT): State.INITIALIZED,
     (C, State.INITIALIZING, Trigger.RECV_INITIALIZE_ERROR): State.CLOSED,
     (C, State.INITIALIZED, Trigger.SEND_INITIALIZED): State.READY,
+    (C, State.NEW, Trigger.ADOPT_MODERN): State.READY,
     (S, State.NEW, Trigger.RECV_INITIALIZE): State.INITIALIZING,
     (S, State.INITIALIZING, Trigger.SEND_INITIALIZE_RESULT): State.INITIALIZED,
     (S, State.INITIALIZING, Trigger.SEND_INITIALIZE_ERROR): State.NEW,  # the client may try again
@@ -83,11 +85,13 @@ TRANSITIONS: dict[tuple[Role, State, Trigger], State] = {
 ALL = None  # "any method" in the tables below
 _PING = frozenset({"ping"})
 _HANDSHAKE = frozenset({"initialize", "ping"})
+# A dual-era client opens with the server/discover probe, then initialize if the server is legacy.
+_CLIENT_OPENING = frozenset({"initialize", "ping", "server/discover"})
 
 # Requests the CLIENT may send, per client state (the server checks the same table on receipt).
 # The client SHOULD NOT send requests other than ping before the initialize result (lifecycle#initialization).
 CLIENT_REQUESTS: dict[State, frozenset[str] | None] = {
-    State.NEW: _HANDSHAKE,
+    State.NEW: _CLIENT_OPENING,
     State.INITIALIZING: _PING,
     State.INITIALIZED: ALL,
     State.READY: ALL,
@@ -236,6 +240,8 @@ class Session:
                 f"{self.role.value} in state {self.state.value!r} may not send {method!r}"
                 + (" (connect first)" if self.state is State.NEW else "")
             )
+        if self.version is not None and self.version.era == "modern" and method not in modern.MODERN_METHODS:
+            raise LocalProtocolError(f"{method!r} does not exist in protocol version {self.version.name}")
         needed = REQUIRED_CAPABILITY.get(method)
         if needed and not self._peer_declared(method, needed):
             peer = "server" if self.role is Role.CLIENT else "client"
@@ -258,6 +264,23 @@ class Session:
             and self.version is not None
             and not self.version.supports("completions_capability")
         )
+
+    def adopt_modern(
+        self,
+        version: str,
+        capabilities: dict[str, Any],
+        server_info: dict[str, Any],
+        instructions: str | None = None,
+    ) -> None:
+        """Client: the server answered ``server/discover``; speak ``version`` statelessly from now on
+        (2026-07-28 has no handshake: every request carries its own ``_meta``)."""
+        if self.role is not Role.CLIENT:
+            raise LocalProtocolError("only a client adopts a server/discover result")
+        self._fire(Trigger.ADOPT_MODERN)
+        self.version = ProtocolVersion(version)
+        self.peer_capabilities = dict(capabilities)
+        self.peer_info = dict(server_info)
+        self.instructions = instructions
 
     def initialize_request(self, version: str = LATEST_LEGACY) -> tuple[RequestId, str]:
         """The client's first message."""

@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from mcp_notebook.protocol import era, modern
 from mcp_notebook.protocol.jsonrpc import (
     ErrorResponse,
     Notification,
@@ -91,6 +92,9 @@ class StreamableHTTPClientTransport:
         self._inbox = inbox if inbox is not None else ClientInbox(f"MCP server at {url}")
         self._tasks: set[asyncio.Task[None]] = set()
         self._requests: dict[RequestId, asyncio.Task[None]] = {}
+        self._modern: set[RequestId] = set()  # in-flight 2026-07-28 requests: cancelled by closing
+        # The client's view of the tools (name -> Tool), for the Mcp-Param-* headers of modern tools/call.
+        self.tools: Mapping[str, Mapping[str, Any]] = {}
         self._get_task: asyncio.Task[None] | None = None
         self._closed = False
         self._on_fallback: FallbackHook | None = None  # set by connect_http while probing
@@ -116,12 +120,25 @@ class StreamableHTTPClientTransport:
         self._inbox.raise_if_failed()
         parsed = parse(message)[0]
         if isinstance(parsed, Request):
+            if modern.is_modern(parsed.params):
+                self._modern.add(parsed.id)
             task = asyncio.get_running_loop().create_task(
                 self._post_request(message, parsed), name=f"POST {parsed.method} {parsed.id}"
             )
             self._track(task)
             self._requests[parsed.id] = task
             task.add_done_callback(functools.partial(self._forget_request, parsed.id))
+            return
+        if (
+            isinstance(parsed, Notification)
+            and parsed.method == "notifications/cancelled"
+            and parsed.params
+            and parsed.params.get("requestId") in self._modern
+        ):
+            # 2026-07-28 HTTP: cancelling is closing the request's stream; no notification is POSTed.
+            running = self._requests.get(parsed.params["requestId"])
+            if running is not None:
+                running.cancel()
             return
         await self._post_other(message, parsed)
 
@@ -154,6 +171,7 @@ class StreamableHTTPClientTransport:
 
     def _forget_request(self, request_id: RequestId, _task: object) -> None:
         self._requests.pop(request_id, None)
+        self._modern.discard(request_id)
 
     # ---- HTTP details ------------------------------------------------------------------------------------
     def _track(self, task: asyncio.Task[None]) -> None:
@@ -206,14 +224,26 @@ class StreamableHTTPClientTransport:
                 if task is not None:
                     task.cancel()
 
+    def _modern_headers(self, request: Request) -> dict[str, str]:
+        """A stateless 2026-07-28 request: no session id; the version, method and name as headers."""
+        headers = {**self._headers, "Content-Type": "application/json"}
+        headers["Accept"] = "application/json, text/event-stream"
+        headers.update(era.http_headers(request.method, request.params))
+        params = request.params or {}
+        if request.method == "tools/call" and isinstance(params.get("name"), str):
+            tool = self.tools.get(params["name"]) or {}
+            headers.update(era.param_headers(tool.get("inputSchema"), params.get("arguments")))
+        return headers
+
     async def _post_request(self, message: str, request: Request) -> None:
         is_initialize = request.method == "initialize"
-        sent_session = self.session_id is not None
+        is_modern = request.id in self._modern
+        sent_session = self.session_id is not None and not is_modern
         try:
             async with self._http.post(
                 self.url,
                 data=request_body(message),
-                headers=self._post_headers(),
+                headers=self._modern_headers(request) if is_modern else self._post_headers(),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, connect=self._timeout),
             ) as resp:
                 if is_initialize and resp.status < 400:
@@ -243,6 +273,14 @@ class StreamableHTTPClientTransport:
             return
         if resp.status >= 400:
             body = await resp.text(errors="replace")
+            if request.id in self._modern:
+                # A modern server answers errors with their JSON-RPC body (400/404): pass it on as is, so
+                # the caller sees the server's code; anything else becomes a transport error.
+                if not self._deliver_error_body(body, request):
+                    self._inbox.put(
+                        error_response(request.id, http_failure(resp, body), status=resp.status, body=body)
+                    )
+                return
             if self._on_fallback is not None and resp.status in FALLBACK_STATUSES:
                 await self._on_fallback(message, resp.status, snippet(body))
                 return
@@ -260,6 +298,16 @@ class StreamableHTTPClientTransport:
             body = await resp.text(errors="replace")
             reason = f"unexpected answer HTTP {resp.status} {content_type or 'without content type'}"
             self._inbox.put(error_response(request.id, f"{reason}: {snippet(body)}", status=resp.status))
+
+    def _deliver_error_body(self, body: str, request: Request) -> bool:
+        try:
+            parsed = parse(body)
+        except ValueError:
+            return False
+        if len(parsed) == 1 and isinstance(parsed[0], ErrorResponse) and parsed[0].id == request.id:
+            self._inbox.put(body.strip())
+            return True
+        return False
 
     async def _read_json(self, resp: aiohttp.ClientResponse, request: Request) -> None:
         text = await resp.text(encoding="utf-8", errors="replace")
@@ -297,7 +345,7 @@ class StreamableHTTPClientTransport:
         answered, _ = await self._read_stream(resp, state, request)
         failures = 0
         while not answered and not self._closed:
-            if state.last_event_id is None:
+            if state.last_event_id is None or request.id in self._modern:  # 2026: no resumption
                 reason = "the server closed the SSE stream before answering (no event id to resume from)"
                 self._inbox.put(error_response(request.id, reason))
                 return
@@ -552,6 +600,14 @@ class HTTPClientTransport:
     @property
     def session_id(self) -> str | None:
         return self.streamable.session_id
+
+    @property
+    def tools(self) -> Mapping[str, Mapping[str, Any]]:
+        return self.streamable.tools
+
+    @tools.setter
+    def tools(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
+        self.streamable.tools = tools
 
     async def _fall_back(self, message: str, status: int, body: str) -> None:
         """The initial POST got 400/404/405: try the 2024-11-05 transport at the same URL, then resend."""

@@ -44,6 +44,8 @@ class Connect:
 
     @asynccontextmanager
     async def __call__(self, server: Server, **client_kwargs: Any) -> AsyncIterator[Client]:
+        # This suite is the legacy-era (initialize session) contract; the modern era has tests/modern.
+        client_kwargs.setdefault("era", "legacy")
         async with self._arm.target(server) as target, Client(target, **client_kwargs) as client:
             yield client
 

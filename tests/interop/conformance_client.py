@@ -85,7 +85,59 @@ async def json_schema_ref_no_deref(url: str) -> None:
         await client.list_tools()
 
 
+def _context() -> dict[str, Any]:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    return context if isinstance(context, dict) else {}
+
+
+def _confirm(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {"confirmed": True}}
+
+
+def _sample(params: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "none"}
+
+
+async def request_metadata(url: str) -> None:
+    """2026-07-28: every request carries _meta (version, capabilities, client info) and the version header;
+    the first request is refused with -32022 and the client retries at a supported version."""
+    options: dict[str, Any] = {"elicitation_handler": _confirm, "sampling_handler": _sample, "roots": []}
+    async with _client(url, **options) as client:
+        await client.list_tools()
+
+
+async def mrtr_request_state(url: str) -> None:
+    """MRTR (SEP-2322): answer input_required results and retry with the echoed state, a new id, and
+    nothing carried over to unrelated calls; a result without resultType is complete."""
+    async with _client(url, elicitation_handler=_confirm) as client:
+        await client.list_tools()
+        for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated"):
+            _check_result(await client.call_tool(name, {}))
+        _check_result(await client.call_tool("test_mrtr_no_result_type", {}))
+
+
+async def custom_headers(url: str) -> None:
+    """SEP-2243: the calls named in the context, with x-mcp-header parameters mirrored as Mcp-Param-*."""
+    async with _client(url) as client:
+        await client.list_tools()
+        for call in _context().get("toolCalls", []):
+            _check_result(await client.call_tool(call["name"], call.get("arguments") or {}))
+
+
+async def invalid_tool_headers(url: str) -> None:
+    """SEP-2243: tools with invalid x-mcp-header annotations are left out; the valid ones are used."""
+    async with _client(url) as client:
+        for tool in await client.list_tools():
+            properties = tool.get("inputSchema", {}).get("properties", {})
+            arguments = {name: "x" for name, spec in properties.items() if spec.get("type") == "string"}
+            _check_result(await client.call_tool(tool["name"], arguments))
+
+
 SCENARIOS: dict[str, Scenario] = {
+    "request-metadata": request_metadata,
+    "sep-2322-client-request-state": mrtr_request_state,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,

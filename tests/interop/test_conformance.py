@@ -152,6 +152,11 @@ CLIENT_SUITES = {
         ["--spec-version", "2025-11-25"],
         "expected-failures-alpha.yml",
     ),
+    "alpha.12@2026-07-28": (
+        "conformance_alpha",
+        ["--spec-version", "2026-07-28"],
+        "expected-failures-alpha-client-2026-07-28.yml",
+    ),
 }
 
 

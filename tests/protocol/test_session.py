@@ -182,7 +182,17 @@ def _s_recv_initialized() -> Session:
     return pair.server
 
 
+def _c_adopt_modern() -> Session:
+    """A dual-era client whose server/discover was answered: no handshake, stateless from here."""
+    pair = Pair()
+    pair.client.send_request("server/discover", {})
+    pair.client.adopt_modern("2026-07-28", {"tools": {}}, {"name": "s", "version": "1"})
+    assert pair.client.version is not None and pair.client.version.era == "modern"
+    return pair.client
+
+
 ROW_DRIVERS: dict[tuple[Role, State, Trigger], Callable[[], Session]] = {
+    (C, State.NEW, Trigger.ADOPT_MODERN): _c_adopt_modern,
     (C, State.NEW, Trigger.SEND_INITIALIZE): _c_send_initialize,
     (C, State.INITIALIZING, Trigger.RECV_INITIALIZE_RESULT): _c_recv_result,
     (C, State.INITIALIZING, Trigger.RECV_INITIALIZE_ERROR): _c_recv_error,

@@ -15,7 +15,7 @@ import mimetypes
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ._jsonable import to_jsonable
 
@@ -79,41 +79,40 @@ def _load_binary(
 
 
 @dataclasses.dataclass
-class Image:
+class _Media:
+    """Binary content (image, audio): bytes or a file; the MIME type is sniffed unless given."""
+
+    _KIND: ClassVar[str]
+    _MAGIC: ClassVar[tuple[tuple[Callable[[bytes], bool], str], ...]]
+
+    data: bytes | None = None
+    _: dataclasses.KW_ONLY
+    path: str | Path | None = None
+    mime_type: str | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        kind = type(self).__name__
+        self.data, self.mime_type = _load_binary(kind, self.data, self.path, self.mime_type, self._MAGIC)
+
+    def to_wire(self) -> Wire:
+        block = {"type": self._KIND, "data": _b64(self.data or b""), "mimeType": self.mime_type}
+        return _extras(block, self.annotations, self.meta)
+
+
+class Image(_Media):
     """An image content block; the MIME type is sniffed (png, jpeg, gif, webp) unless given."""
 
-    data: bytes | None = None
-    _: dataclasses.KW_ONLY
-    path: str | Path | None = None
-    mime_type: str | None = None
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        self.data, self.mime_type = _load_binary("Image", self.data, self.path, self.mime_type, _IMAGE_MAGIC)
-
-    def to_wire(self) -> Wire:
-        block = {"type": "image", "data": _b64(self.data or b""), "mimeType": self.mime_type}
-        return _extras(block, self.annotations, self.meta)
+    _KIND = "image"
+    _MAGIC = _IMAGE_MAGIC
 
 
-@dataclasses.dataclass
-class Audio:
+class Audio(_Media):
     """An audio content block; the MIME type is sniffed (wav, mp3, ogg, flac) unless given."""
 
-    data: bytes | None = None
-    _: dataclasses.KW_ONLY
-    path: str | Path | None = None
-    mime_type: str | None = None
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        self.data, self.mime_type = _load_binary("Audio", self.data, self.path, self.mime_type, _AUDIO_MAGIC)
-
-    def to_wire(self) -> Wire:
-        block = {"type": "audio", "data": _b64(self.data or b""), "mimeType": self.mime_type}
-        return _extras(block, self.annotations, self.meta)
+    _KIND = "audio"
+    _MAGIC = _AUDIO_MAGIC
 
 
 @dataclasses.dataclass

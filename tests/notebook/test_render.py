@@ -12,7 +12,6 @@ import json
 import struct
 import wave
 import zlib
-from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -25,6 +24,7 @@ from mcp_notebook.notebook.render import (
     resource_contents_bundle,
     result_bundle,
 )
+from tests.notebook._html import Elements
 
 # ------------------------------------------------------------------------------------------ helpers
 
@@ -52,30 +52,6 @@ def tiny_wav() -> bytes:
 
 PNG = tiny_png()
 PNG_B64 = base64.b64encode(PNG).decode()
-
-
-class Elements(HTMLParser):
-    """Every start tag with its attributes, and all text, as a browser would see them."""
-
-    def __init__(self, markup: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.feed(markup)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-    def named(self, tag: str) -> list[dict[str, str | None]]:
-        return [attrs for t, attrs in self.tags if t == tag]
-
-    @property
-    def all_text(self) -> str:
-        return "".join(self.text)
 
 
 def block_html(block: dict[str, Any], **kw: int) -> Elements:

@@ -10,31 +10,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from mcp_notebook.notebook.render import table_bundle, trace_bundle
-
-
-class Elements(HTMLParser):
-    """Start tags with attributes, and the text, as a browser would see them."""
-
-    def __init__(self, markup: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.feed(markup)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-    def named(self, tag: str) -> list[dict[str, str | None]]:
-        return [attrs for t, attrs in self.tags if t == tag]
-
-    @property
-    def all_text(self) -> str:
-        return "".join(self.text)
-
+from tests.notebook._html import Elements
 
 # ------------------------------------------------------------------------------------------- trace
 

@@ -23,10 +23,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .engine.client import Client
+    from .engine.server import Server
+    from .engine.sync import SyncClient, connect
     from .protocol.errors import ConnectionClosedError, JSONRPCError, MCPError, RequestTimeoutError
-    from .server import Server
-    from .sync import SyncClient, connect
     from .tools import Audio, Context, EmbeddedResource, Field, Image, ResourceLink, ToolError, ToolResult
 
 __all__ = [
@@ -51,10 +51,10 @@ __all__ = [
 ]
 
 _WHERE = {
-    "Client": ".client",
-    "Server": ".server",
-    "SyncClient": ".sync",
-    "connect": ".sync",
+    "Client": ".engine.client",
+    "Server": ".engine.server",
+    "SyncClient": ".engine.sync",
+    "connect": ".engine.sync",
     "ConnectionClosedError": ".protocol.errors",
     "JSONRPCError": ".protocol.errors",
     "MCPError": ".protocol.errors",

@@ -1,9 +1,9 @@
 """The command line: ``mcp-notebook serve TARGET`` (also ``python -m mcp_notebook serve TARGET``).
 
-``TARGET`` names a :class:`~mcp_notebook.server.Server` object: ``MODULE_OR_FILE[:ATTRIBUTE]``, where the
+``TARGET`` names a :class:`~mcp_notebook.Server` object: ``MODULE_OR_FILE[:ATTRIBUTE]``, where the
 module is a dotted import name (``pkg.tools``) or a path to a ``.py`` file, and the attribute defaults to
 ``server``; or a notebook, ``NOTEBOOK.ipynb[:NAME]``, whose code cells run in a fresh IPython shell and
-whose ``@mcp.tool`` tools are served (:mod:`mcp_notebook.notebook_file`). It is served over stdio (this
+whose ``@mcp.tool`` tools are served (``notebook/notebook_file.py``). It is served over stdio (this
 process's stdin/stdout) unless ``--http HOST:PORT`` asks for Streamable HTTP.
 
 How a target is loaded is chosen by its file suffix from :data:`LOADERS` (dotted names are imported);
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from .server import Server
+from .engine.server import Server
 
 __all__ = ["LOADERS", "Target", "TargetError", "load_server", "main", "parse_target", "register_loader"]
 
@@ -123,7 +123,7 @@ def load_module(dotted: str, attribute: str | None) -> Server:
 
 def load_notebook_file(path: Path, attribute: str | None) -> Server:
     """Run a notebook's code cells in a fresh IPython shell; its tools' server (see ``notebook_file``)."""
-    from .notebook_file import load_notebook_target
+    from .notebook.notebook_file import load_notebook_target
 
     return load_notebook_target(path, attribute)
 

@@ -31,9 +31,9 @@ from .policy import LOCAL, AuditEntry, AuditLog, History, Policy, check_verdict
 from .views import BundleView, TableView, ToolsView, TraceView
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
-    from ..server import Server
-    from ..sync import SyncClient
+    from ..engine.runtime import Runtime
+    from ..engine.server import Server
+    from ..engine.sync import SyncClient
     from .widgets import ToolForm
 
 __all__ = ["NotebookError", "NotebookMCP"]
@@ -91,7 +91,7 @@ class NotebookMCP:
         """The notebook's server (created on first use, so ``%load_ext`` stays fast)."""
         with self._lock:
             if self._server is None:
-                from ..server import Server
+                from ..engine.server import Server
 
                 self._server = Server("notebook", title="Jupyter notebook tools")
                 self._run_tools_on_kernel_thread(self._server)
@@ -143,7 +143,7 @@ class NotebookMCP:
     @property
     def runtime(self) -> Runtime:
         if self._runtime is None:
-            from ..runtime import get_runtime
+            from ..engine.runtime import get_runtime
 
             self._runtime = get_runtime()
         return self._runtime
@@ -154,7 +154,7 @@ class NotebookMCP:
 
     # ---- connections ---------------------------------------------------------------------------------------
     def _open(self, name: str, target: Any, **options: Any) -> SyncClient:
-        from ..sync import SyncClient
+        from ..engine.sync import SyncClient
 
         return SyncClient(
             target,

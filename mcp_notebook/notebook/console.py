@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..server import Server
+    from ..engine.server import Server
     from .kernel_thread import CallInfo, KernelThread, ToolOutput
     from .serving import IncomingCall, ServingHandle
 

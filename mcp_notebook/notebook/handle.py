@@ -30,9 +30,9 @@ from .render_base import esc, json_pre, json_text, label_html, note_html, pre_ht
 from .views import TraceView, filter_bundle
 
 if TYPE_CHECKING:
-    from ..connection import ProgressCallback
-    from ..runtime import Runtime
-    from ..trace import Trace
+    from ..engine.connection import ProgressCallback
+    from ..engine.runtime import Runtime
+    from ..engine.trace import Trace
 
 __all__ = ["TERMINAL", "CallCancelled", "CallHandle", "State", "Surface"]
 

@@ -2,7 +2,7 @@
 
 Connections live on the runtime thread (decision 3), but a tool defined in a cell should behave as if a
 cell ran it: globals, ``display``, matplotlib's inline backend and pandas' options are main-thread state.
-:class:`KernelThread` is a ``run_sync`` hook for :class:`~mcp_notebook.server.Server`: each sync tool call
+:class:`KernelThread` is a ``run_sync`` hook for :class:`~mcp_notebook.Server`: each sync tool call
 becomes a job scheduled on the kernel's asyncio loop (ipykernel 7 runs its shell there, on the main
 thread), so calls wait their turn while a cell is busy while the runtime thread keeps answering pings and
 lists. :meth:`KernelThread.run_async` does the same for coroutines.
@@ -36,10 +36,10 @@ from functools import partial
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
-from ..runtime import set_blocking_hook
+from ..engine.runtime import set_blocking_hook
 
 if TYPE_CHECKING:
-    from ..server import Server
+    from ..engine.server import Server
 
 __all__ = [
     "CallInfo",
@@ -126,7 +126,7 @@ def _load_parking() -> None:
     if _parking_loaded:
         return
     _parking_loaded = True
-    from ..runtime import Runtime
+    from ..engine.runtime import Runtime
     from .handle import CallHandle
 
     for fn in (Runtime.run, CallHandle.wait, CallHandle._settle):

@@ -116,7 +116,7 @@ def _kind(message: object) -> str:
         return "error"
     if "result" in message:
         return "result"
-    # mcp_notebook.trace records transport remarks as {"note": text}, bad lines as {"unparseable": text}
+    # engine.trace records transport remarks as {"note": text}, bad lines as {"unparseable": text}
     # and batches as {"batch": [...]}.
     for wrapper in ("note", "unparseable", "batch"):
         if set(message) == {wrapper}:

@@ -39,8 +39,8 @@ from .policy import AuditLog
 from .serving_gate import Approver, Gate, IncomingCall, IncomingPolicy, PolicyApprover
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
-    from ..server import Server
+    from ..engine.runtime import Runtime
+    from ..engine.server import Server
     from .console import ServerConsole
     from .kernel_thread import KernelThread
 
@@ -288,7 +288,7 @@ def serve(
     previous one. ``approve``: the gate for incoming ``tools/call`` (default: ``policy`` decides, ``console``
     asks, ``audit`` records). ``rate`` requests a second per client (``burst`` at once; ``None``: no limit;
     ``limiter``: your own). ``kernel``: a :class:`KernelThread` to run the server's sync tools on."""
-    from ..runtime import get_runtime
+    from ..engine.runtime import get_runtime
 
     previous = active_handle(server)
     if previous is not None:
@@ -362,9 +362,9 @@ def serve_notebook(
     """What ``%mcp serve`` does with the notebook's ``mcp`` object (a ``NotebookMCP``): run tools on the
     kernel's main thread, serve over HTTP, show the console and how to connect. While a notebook is loaded
     by ``mcp-notebook serve NOTEBOOK.ipynb`` it does nothing (the command line serves it)."""
-    from ..notebook_file import loading_notebook
     from .console import ServerConsole, show_console
     from .kernel_thread import KernelThread
+    from .notebook_file import loading_notebook
 
     if loading_notebook():
         print("%mcp serve: ignored while mcp-notebook serves this notebook from the command line")

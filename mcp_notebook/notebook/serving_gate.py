@@ -25,7 +25,7 @@ from ..transports.base import Transport, TransportClosed
 from .policy import AuditEntry, AuditLog, Decision, RuleBook, declares_destructive, is_read_only
 
 if TYPE_CHECKING:
-    from ..server import Server
+    from ..engine.server import Server
 
 __all__ = ["Approver", "Gate", "IncomingCall", "IncomingPolicy", "PolicyApprover"]
 

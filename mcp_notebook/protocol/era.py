@@ -5,7 +5,7 @@ A dual-era client probes with ``server/discover`` (2026-07-28 basic/versioning#e
 (retry at a version the server names, never fall back); *anything else* -- any other error code, a
 transport-level HTTP failure, no answer in time -- means legacy, and the ``initialize`` handshake follows.
 The fallback is deliberately not keyed to one error code. Everything here is pure: the engine
-(``client.py``) sends what these functions build and feeds them what came back.
+(``engine/client.py``) sends what these functions build and feeds them what came back.
 
 Modern requests carry ``_meta`` (version, capabilities, client info) on every request; results carry
 ``resultType``. An ``input_required`` result (MRTR, basic/patterns/mrtr) is answered and the request is

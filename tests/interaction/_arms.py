@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Protocol
 
-from mcp_notebook.server import Server
+from mcp_notebook.engine.server import Server
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 from mcp_notebook.transports.stdio import StdioServerTransport
 from tests.interaction._harness import WAIT

@@ -13,8 +13,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_notebook.client import Client
-from mcp_notebook.server import Server
+from mcp_notebook.engine.client import Client
+from mcp_notebook.engine.server import Server
 
 __all__ = ["WAIT", "Connect", "Inbox", "TransportArm"]
 

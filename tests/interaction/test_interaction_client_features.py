@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.server import Server
+from mcp_notebook.engine.server import Server
 from mcp_notebook.tools import Context
 from tests.interaction._harness import Connect
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.client import Client
+from mcp_notebook.engine.client import Client
+from mcp_notebook.engine.server import Server
 from mcp_notebook.protocol.errors import (
     METHOD_NOT_FOUND,
     ConnectionClosedError,
@@ -20,7 +21,6 @@ from mcp_notebook.protocol.errors import (
     RemoteProtocolError,
     RequestTimeoutError,
 )
-from mcp_notebook.server import Server
 from mcp_notebook.tools import Context
 from mcp_notebook.transports.base import TransportClosed
 from mcp_notebook.transports.memory import memory_pair

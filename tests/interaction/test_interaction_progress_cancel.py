@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.client import Client
+from mcp_notebook.engine.client import Client
+from mcp_notebook.engine.server import Server
 from mcp_notebook.protocol.errors import ConnectionClosedError, RequestTimeoutError
-from mcp_notebook.server import Server
 from mcp_notebook.tools import Context
 from mcp_notebook.transports.memory import memory_pair
 from tests.interaction._harness import WAIT, Connect

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from mcp_notebook.engine.server import Server
 from mcp_notebook.protocol.errors import INVALID_PARAMS, JSONRPCError
-from mcp_notebook.server import Server
 from mcp_notebook.tools import Context
 from tests.interaction._harness import Connect, Inbox
 

@@ -9,8 +9,8 @@ import base64
 
 import pytest
 
+from mcp_notebook.engine.server import Server
 from mcp_notebook.protocol.errors import RESOURCE_NOT_FOUND, JSONRPCError
-from mcp_notebook.server import Server
 from tests.interaction._harness import Connect, Inbox
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"

@@ -14,8 +14,8 @@ from typing import Any, TypedDict
 
 import pytest
 
+from mcp_notebook.engine.server import Server
 from mcp_notebook.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
-from mcp_notebook.server import Server
 from mcp_notebook.tools import Context
 from tests.interaction._harness import WAIT, Connect, Inbox
 

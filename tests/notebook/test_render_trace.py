@@ -136,7 +136,7 @@ def test_trace_odd_entries() -> None:
         {"direction": "in", "time": 0.001, "message": {"unparseable": "{not json"}},
         {"direction": "in", "time": 0.002, "message": {"batch": [{"jsonrpc": "2.0", "method": "x"}]}},
     ]
-    rows = _rows(trace_bundle(recorded))  # the shapes mcp_notebook.trace.Trace.entries() produces
+    rows = _rows(trace_bundle(recorded))  # the shapes mcp_notebook.engine.trace.Trace.entries() produces
     assert [r[1:3] + r[5:] for r in rows] == [
         ["·", "note", "server stderr: <warn>"],
         ["←", "unparseable", "{not json"],

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Server, connect
+from mcp_notebook.engine.runtime import Runtime
 from mcp_notebook.notebook.console import ServerConsole
 from mcp_notebook.notebook.policy import AuditLog
 from mcp_notebook.notebook.serving import IncomingPolicy, serve
-from mcp_notebook.runtime import Runtime
 from tests.serving._http import WAIT, answer, open_session, request
 
 READ_ONLY = {"annotations": {"readOnlyHint": True}}

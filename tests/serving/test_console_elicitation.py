@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Context, Server, connect
+from mcp_notebook.engine.runtime import Runtime
 from mcp_notebook.notebook.console import ServerConsole
 from mcp_notebook.notebook.serving import serve
-from mcp_notebook.runtime import Runtime
 
 WAIT = 10.0
 

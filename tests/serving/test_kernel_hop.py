@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from mcp_notebook import connect
-from mcp_notebook.runtime import Runtime
+from mcp_notebook.engine.runtime import Runtime
 from tests.interop._peers import Peers, node_env
 from tests.serving._kernel import Kernel, kernel
 

@@ -21,7 +21,7 @@ import pytest
 
 from mcp_notebook import connect
 from mcp_notebook.cli import TargetError
-from mcp_notebook.notebook_file import NotebookCellError, load_notebook, read_cells, unload_notebook
+from mcp_notebook.notebook.notebook_file import NotebookCellError, load_notebook, read_cells, unload_notebook
 from tests.interop._peers import Peers, node_env, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]

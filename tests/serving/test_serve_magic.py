@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook import ConnectionClosedError, connect
-from mcp_notebook.runtime import Runtime
+from mcp_notebook.engine.runtime import Runtime
 from tests.serving._kernel import kernel
 
 SETUP = """

@@ -1,4 +1,4 @@
-"""One client's connection to a :class:`~mcp_notebook.server.Server`: the request handlers, as a table.
+"""One client's connection to a :class:`~mcp_notebook.engine.server.Server`: the request handlers, as a table.
 
 Each handler takes the session and the incoming request and returns the result dict, or raises
 :class:`JSONRPCError` for a protocol error. Tool failures are not protocol errors: they come back as
@@ -14,29 +14,29 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .connection import Connection, IncomingRequest
-from .protocol import modern
-from .protocol.errors import (
+from ..protocol import modern
+from ..protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND,
     JSONRPCError,
     LocalProtocolError,
 )
-from .protocol.jsonrpc import RequestId
-from .protocol.session import Role, Session, State, has_capability
-from .tools.context import Context
-from .tools.prompts import PromptArgumentError
-from .tools.registry import paginate
+from ..protocol.jsonrpc import RequestId
+from ..protocol.session import Role, Session, State, has_capability
+from ..tools.context import Context
+from ..tools.prompts import PromptArgumentError
+from ..tools.registry import paginate
+from ..transports.base import Transport
+from .connection import Connection, IncomingRequest
 from .trace import Trace
-from .transports.base import Transport
 
 if TYPE_CHECKING:
     from .server import Server
 
 __all__ = ["LOG_LEVELS", "ServerSession"]
 
-log = logging.getLogger("mcp_notebook.server")
+log = logging.getLogger("mcp_notebook.engine.server")
 
 LOG_LEVELS = modern.LOG_LEVELS  # RFC 5424 severities, lowest first
 

@@ -1,4 +1,4 @@
-"""The synchronous client: a thin bridge over :class:`~mcp_notebook.client.Client` (STYLE rule 5).
+"""The synchronous client: a thin bridge over :class:`~mcp_notebook.engine.client.Client` (STYLE rule 5).
 
 Each method runs the async one on the background runtime loop, so it works the same in a script and in a
 running Jupyter kernel (whose own loop is busy running the cell).
@@ -13,7 +13,7 @@ from .client import Client
 from .runtime import Runtime, get_runtime
 
 if TYPE_CHECKING:
-    from .protocol.versions import ProtocolVersion
+    from ..protocol.versions import ProtocolVersion
 
 __all__ = ["SyncClient", "connect"]
 

@@ -22,17 +22,17 @@ import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, TypeVar, overload
 
-from ._server_session import ServerSession
-from .protocol.modern import StateSealer
-from .tools.prompts import PromptDef, make_prompt
-from .tools.registry import ToolRegistry
-from .tools.resources import ResourceDef, TemplateDef
-from .tools.tool import Tool, make_tool
-from .transports.base import Transport
+from ..protocol.modern import StateSealer
+from ..tools.prompts import PromptDef, make_prompt
+from ..tools.registry import ToolRegistry
+from ..tools.resources import ResourceDef, TemplateDef
+from ..tools.tool import Tool, make_tool
+from ..transports.base import Transport
+from .server_session import ServerSession
 
 __all__ = ["Server"]
 
-log = logging.getLogger("mcp_notebook.server")
+log = logging.getLogger("mcp_notebook.engine.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
@@ -305,7 +305,7 @@ class Server:
 
     async def run_stdio_async(self) -> None:
         """Serve one client on this process's stdin/stdout; ``print`` in tools goes to stderr meanwhile."""
-        from .transports.stdio import StdioServerTransport, redirect_stdout_to_stderr
+        from ..transports.stdio import StdioServerTransport, redirect_stdout_to_stderr
 
         with redirect_stdout_to_stderr():
             transport = StdioServerTransport()

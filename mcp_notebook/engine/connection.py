@@ -16,16 +16,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol.errors import (
+from ..protocol.errors import (
     INTERNAL_ERROR,
     ConnectionClosedError,
     JSONRPCError,
     LocalProtocolError,
     RequestTimeoutError,
 )
-from .protocol.jsonrpc import RequestId, valid_id
-from .protocol.modern import RequestMeta
-from .protocol.session import (
+from ..protocol.jsonrpc import RequestId, valid_id
+from ..protocol.modern import RequestMeta
+from ..protocol.session import (
     ErrorReceived,
     Event,
     NotificationReceived,
@@ -34,8 +34,8 @@ from .protocol.session import (
     ResultReceived,
     Session,
 )
+from ..transports.base import Transport, TransportClosed
 from .trace import Trace
-from .transports.base import Transport, TransportClosed
 
 __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
 

@@ -28,9 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .connection import Connection, IncomingRequest, ProgressCallback
-from .protocol import era as eras
-from .protocol.errors import (
+from ..protocol import era as eras
+from ..protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     ConnectionClosedError,
@@ -39,20 +38,21 @@ from .protocol.errors import (
     RemoteProtocolError,
     RequestTimeoutError,
 )
-from .protocol.modern import META_LOG_LEVEL
-from .protocol.session import Role, Session, has_capability
-from .protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
-from .tools._validation import SchemaCheck
+from ..protocol.modern import META_LOG_LEVEL
+from ..protocol.session import Role, Session, has_capability
+from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
+from ..tools._validation import SchemaCheck
+from ..transports.base import Transport
+from ..transports.memory import memory_pair
+from .connection import Connection, IncomingRequest, ProgressCallback
 from .trace import Trace
-from .transports.base import Transport
-from .transports.memory import memory_pair
 
 if TYPE_CHECKING:
     from .server import Server
 
 __all__ = ["Client", "InputRequest"]
 
-log = logging.getLogger("mcp_notebook.client")
+log = logging.getLogger("mcp_notebook.engine.client")
 
 Handler = Callable[[dict[str, Any]], Any]  # params -> result (sync or async)
 InputKind = Literal["elicitation", "sampling", "roots"]
@@ -161,11 +161,11 @@ class Client:
         if isinstance(target, Transport):
             return target
         if isinstance(target, str):
-            from .transports.http_client import connect_http
+            from ..transports.http_client import connect_http
 
             return await connect_http(target, headers=self._headers, timeout=self.timeout)
         if isinstance(target, Sequence):
-            from .transports.stdio import StdioClientTransport
+            from ..transports.stdio import StdioClientTransport
 
             return await StdioClientTransport.start(
                 list(target),
@@ -365,7 +365,7 @@ class Client:
         connection = self.connection
         if not connection.closed or not isinstance(self._target, str):
             return connection
-        from .transports._http_common import SessionExpired
+        from ..transports._http_common import SessionExpired
 
         if not isinstance(connection.close_reason, SessionExpired):
             return connection  # closed for good: the request fails with the reason

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli import TargetError
-from .server import Server
+from ..cli import TargetError
+from ..engine.server import Server
 
 __all__ = [
     "SKIP_TAGS",
@@ -172,7 +172,7 @@ def unload_notebook(server: Server) -> None:
     if shell is None:
         return
     with contextlib.suppress(Exception):
-        from .notebook.magics import unload
+        from .magics import unload
 
         unload(shell)
     atexit.unregister(shell.atexit_operations)

@@ -1,6 +1,6 @@
 """The sans-IO MCP session: one object per connection, fed bytes, returning events and bytes to send.
 
-Like h11, it does no I/O: the async engine (``mcp_notebook/engine/connection.py``) reads from a transport, calls
+Like h11, it does no I/O: the async engine (``engine/connection.py``) reads from a transport, calls
 :meth:`Session.receive`, acts on the events, and writes what the ``send_*`` methods return. Every legal
 handshake transition is one row of :data:`TRANSITIONS`; which requests may flow in each state, and which
 capability each method needs, are tables too. Anything else is an error naming the role, state and message.

@@ -505,14 +505,15 @@ class NotebookMCP:
         result = self._client(server).get_prompt(prompt, args)
         return BundleView(result, prompt_bundle(result, max_text=self.config.max_text), f"prompt {name}")
 
-    def trace(self, server: str | None = None, last: int | None = 50) -> TraceView:
-        """The JSON-RPC conversation of ``server`` (every connection when None), the ``last`` messages."""
+    def trace(self, server: str | None = None, last: int | None = 50, *, diagram: bool = False) -> TraceView:
+        """The JSON-RPC conversation of ``server`` (every connection when None), the ``last`` messages;
+        ``diagram=True`` draws it as a sequence diagram (inline SVG; click an arrow for its JSON)."""
         names = [server] if server else self.connections()
         sections = []
         for name in names:
             entries = self._client(name).trace.entries()
             sections.append((f"{name}", entries[-last:] if last else entries))
-        return TraceView(sections)
+        return TraceView(sections, diagram=diagram)
 
     def history(self, last: int | None = None) -> History:
         """The audit log: every decision and call, each with its ``%mcp call`` line and Python call."""

@@ -130,6 +130,7 @@ class MCPMagics(Magics):
         p = self._add("trace", "The JSON-RPC conversation (every connection, or one).", self._trace)
         p.add_argument("server", nargs="?")
         p.add_argument("--last", type=int, default=50, help="how many messages (default 50; 0 = all)")
+        p.add_argument("--diagram", action="store_true", help="as a sequence diagram (click an arrow: JSON)")
         p = self._add("history", "The audit log of calls and decisions, with copy-as-code.", self._history)
         p.add_argument("--last", type=int, default=0, help="only the last N entries")
         p = self._add(
@@ -280,7 +281,7 @@ class MCPMagics(Magics):
 
     def _trace(self, rest: str) -> Any:
         ns = self._parse("trace", rest)
-        return self.api.trace(ns.server, last=ns.last or None)
+        return self.api.trace(ns.server, last=ns.last or None, diagram=ns.diagram)
 
     def _history(self, rest: str) -> Any:
         return self.api.history(last=self._parse("history", rest).last or None)

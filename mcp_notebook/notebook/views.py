@@ -10,6 +10,7 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from .render_base import esc, json_pre, one_line, table_bundle, wrap
+from .render_diagram import diagram_bundle, diagram_toggle
 from .render_trace import trace_bundle
 
 __all__ = ["BundleView", "TableView", "ToolsView", "TraceView", "filter_bundle"]
@@ -136,10 +137,15 @@ def _tool_row(server: str, tool: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class TraceView:
-    """The JSON-RPC conversation of one or more connections, one section each."""
+    """The JSON-RPC conversation of one or more connections, one section each.
 
-    def __init__(self, sections: list[tuple[str, list[dict[str, Any]]]]) -> None:
+    As a table with the sequence diagram a click away (a collapsed toggle above it), or, with
+    ``diagram=True`` (``%mcp trace --diagram``), as the diagram itself.
+    """
+
+    def __init__(self, sections: list[tuple[str, list[dict[str, Any]]]], *, diagram: bool = False) -> None:
         self.sections = sections
+        self.diagram = diagram
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -151,7 +157,11 @@ class TraceView:
         html: list[str] = []
         text: list[str] = []
         for title, entries in self.sections:
-            bundle = trace_bundle(entries)
+            if self.diagram:
+                bundle = diagram_bundle(entries, server=title)
+            else:
+                bundle = trace_bundle(entries)
+                bundle["text/html"] = diagram_toggle(entries, title, bundle["text/html"])
             html.append(f'<div class="mcpnb-title">{esc(title)}</div>{bundle["text/html"]}')
             text.append(f"== {title}\n{bundle['text/plain']}")
         if not self.sections:

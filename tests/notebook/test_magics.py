@@ -174,6 +174,8 @@ def test_tools_servers_trace_form(shell: Any) -> None:
     mcp(shell, "call add a=1 b=2")
     trace = mcp(shell, "trace local --last 4")
     assert len(trace.entries) == 4 and "tools/call" in trace._repr_mimebundle_()["text/plain"]
+    diagram = mcp(shell, "trace local --last 4 --diagram")._repr_mimebundle_()
+    assert '<svg class="mcpnb-seq"' in diagram["text/html"] and "<table" not in diagram["text/html"]
     assert isinstance(mcp(shell, "form add"), ToolForm)
 
 

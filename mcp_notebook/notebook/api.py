@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..engine.runtime import Runtime
     from ..engine.server import Server
     from ..engine.sync import SyncClient
+    from .lint import LintReport
     from .widgets import ToolForm
 
 __all__ = ["NotebookError", "NotebookMCP"]
@@ -514,6 +515,14 @@ class NotebookMCP:
             entries = self._client(name).trace.entries()
             sections.append((f"{name}", entries[-last:] if last else entries))
         return TraceView(sections, diagram=diagram)
+
+    def lint(self, target: str | None = None, *, long_call: float = 10.0) -> LintReport:
+        """Check tools against the spec's rules and common design mistakes (``%mcp lint``): ``TOOL``,
+        ``SERVER.TOOL``, ``SERVER`` (its tools and its trace) or everything; each finding says the fix.
+        Calls seen in the trace count too (results vs outputSchema; calls over ``long_call`` seconds)."""
+        from .lint import lint
+
+        return lint(self, target, long_call=long_call)
 
     def history(self, last: int | None = None) -> History:
         """The audit log: every decision and call, each with its ``%mcp call`` line and Python call."""

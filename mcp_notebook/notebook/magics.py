@@ -131,6 +131,11 @@ class MCPMagics(Magics):
         p.add_argument("server", nargs="?")
         p.add_argument("--last", type=int, default=50, help="how many messages (default 50; 0 = all)")
         p.add_argument("--diagram", action="store_true", help="as a sequence diagram (click an arrow: JSON)")
+        p = self._add(
+            "lint", "Check tools against the spec and common mistakes: lint [TOOL|SERVER].", self._lint
+        )
+        p.add_argument("target", nargs="?", help="TOOL, SERVER.TOOL or SERVER (default: everything)")
+        p.add_argument("--long", type=float, default=10.0, help="seconds from which a call is long (task?)")
         p = self._add("history", "The audit log of calls and decisions, with copy-as-code.", self._history)
         p.add_argument("--last", type=int, default=0, help="only the last N entries")
         p = self._add(
@@ -282,6 +287,10 @@ class MCPMagics(Magics):
     def _trace(self, rest: str) -> Any:
         ns = self._parse("trace", rest)
         return self.api.trace(ns.server, last=ns.last or None, diagram=ns.diagram)
+
+    def _lint(self, rest: str) -> Any:
+        ns = self._parse("lint", rest)
+        return self.api.lint(ns.target, long_call=ns.long)
 
     def _history(self, rest: str) -> Any:
         return self.api.history(last=self._parse("history", rest).last or None)

@@ -41,7 +41,7 @@ from ..protocol.errors import (
 from ..protocol.modern import META_LOG_LEVEL
 from ..protocol.session import Role, Session, has_capability
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
-from ..tools._validation import SchemaCheck
+from ..tools._validation import schema_check
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
 from .connection import Connection, IncomingRequest, ProgressCallback
@@ -136,7 +136,6 @@ class Client:
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None
         self._tools: dict[str, dict[str, Any]] = {}
-        self._validators: dict[str, SchemaCheck] = {}
         self._tools_stale = True
 
     # ---- connection --------------------------------------------------------------------------------------
@@ -411,7 +410,6 @@ class Client:
         transport = self.connection.transport
         if hasattr(transport, "tools"):
             transport.tools = self._tools  # Mcp-Param-* headers of modern HTTP tool calls
-        self._validators.clear()
         self._tools_stale = False
         # Modern servers send no list_changed (without a listen stream): the list is fresh for its ttlMs.
         self._tools_deadline = deadline if self._modern else None
@@ -474,12 +472,10 @@ class Client:
             return
         if "structuredContent" not in result:
             raise RemoteProtocolError(f"tool {name!r} has an outputSchema but returned no structuredContent")
-        check = self._validators.get(name)
-        if check is None:
-            try:
-                check = self._validators[name] = SchemaCheck(schema)
-            except ValueError as exc:
-                raise RemoteProtocolError(f"tool {name!r} has an unusable outputSchema: {exc}") from exc
+        try:
+            check = schema_check(schema)  # compiled once per distinct schema, shared (tools/_validation.py)
+        except ValueError as exc:
+            raise RemoteProtocolError(f"tool {name!r} has an unusable outputSchema: {exc}") from exc
         problems = check.problems(result["structuredContent"])
         if problems:
             raise RemoteProtocolError(

@@ -1,35 +1,24 @@
 """A JSON-Schema-driven input form built from ipywidgets (DESIGN decision 9).
 
 ``SchemaForm(schema)`` shows one field per property (builders in ``form_fields``), validates the value
-with ``jsonschema`` (dialect from ``$schema``, 2020-12 by default, formats checked, ``$ref`` resolved
+through the package's one validation service (``tools/_validation.py``: dialect from ``$schema``, 2020-12 by
+default, an unsupported dialect named and never validated as another, formats checked, ``$ref`` resolved
 locally only — MCP-NOTES §3.9) and shows each message next to the field it is about.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import logging
-import re
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import ipywidgets as widgets
-from referencing import Registry
-from referencing.exceptions import Unresolvable
 
-from .._jsonschema import (
-    Draft202012Validator,
-    FormatChecker,
-    SchemaError,
-    UnknownType,
-    ValidationError,
-    Validator,
-    validator_for,
-)
+from .._jsonschema import ValidationError
+from ..tools._validation import SchemaProblem, schema_check
 from .form_fields import EMPTY, Field, Key, Kit, NullableField, UnionField, build_root
 
 __all__ = ["FieldError", "SchemaForm"]
@@ -63,8 +52,10 @@ class SchemaForm:
     ) -> None:
         self.schema = schema
         self.on_submit = on_submit
-        self._validator, notes = _compile(schema)
-        self._schema_problem: str | None = None  # checked against the meta-schema on first validate
+        self._check = schema_check(schema, strict=False)
+        notes = []
+        if self._check.problem and self._check.validator_class is None:
+            notes.append(f"{self._check.problem}: values are not checked here; the server checks them.")
         self._root = build_root(Kit(schema, self._matches), schema)
         self._top = widgets.HTML()
         #: Where callback tracebacks are shown (STYLE rule 7).
@@ -98,23 +89,22 @@ class SchemaForm:
 
     def validate(self) -> list[FieldError]:
         """Validate ``.value``; show each message next to its field (unplaced ones on top)."""
-        if self._schema_problem is None:
-            self._schema_problem = _schema_problem(type(self._validator), self.schema)
         fields = list(_walk(self._root, ()))
         for _path, field in fields:
             field.show_errors([])
         errors = [FieldError(path, m) for path, field in fields for m in field.local_errors()]
         broken = {e.path for e in errors}
+        unusable = self._check.validator_class is None  # an unsupported dialect: named in the header
         try:
-            raw = list(self._validator.iter_errors(self.value))
-        except (SchemaError, UnknownType, Unresolvable) as exc:
+            raw = [] if unusable else self._check.errors(self.value)
+        except SchemaProblem as exc:
             errors.append(FieldError((), f"The schema cannot be used to validate: {exc}"))
             raw = []
         for error in raw:
             for found in self._explain(error):
                 if not any(found.path[: len(p)] == p for p in broken):
                     errors.append(self._place(found))
-        self._show(errors, [self._schema_problem] if self._schema_problem else [])
+        self._show(errors, [self._check.problem] if self._check.problem and not unusable else [])
         return errors
 
     def _explain(self, error: ValidationError) -> list[FieldError]:
@@ -175,8 +165,8 @@ class SchemaForm:
     def _matches(self, schema: Mapping[str, Any], value: Any) -> bool:
         defs = {k: self.schema[k] for k in ("$defs", "definitions") if k in self.schema}
         try:
-            return bool(type(self._validator)({**defs, **schema}, registry=Registry()).is_valid(value))
-        except (SchemaError, Unresolvable):
+            return not schema_check({**defs, **schema}, strict=False).errors(value)
+        except SchemaProblem:
             return False
 
     # -- submit ----------------------------------------------------------------------------------
@@ -255,63 +245,3 @@ def _branch_of(error: ValidationError, branches: Any) -> Any:
     if isinstance(index, int) and isinstance(branches, list) and index < len(branches):
         return branches[index]
     return None
-
-
-def _schema_problem(cls: type[Validator], schema: Mapping[str, Any]) -> str:
-    """Why the schema is not valid for its meta-schema ("" if it is); shown, but not blocking."""
-    try:
-        cls.check_schema(dict(schema))
-    except SchemaError as exc:
-        return f"The schema is not valid JSON Schema ({exc.message}); validation may be incomplete."
-    return ""
-
-
-# -- compiling the validator ----------------------------------------------------------------------
-
-_DATE_TIME = re.compile(
-    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|[+-](\d\d):(\d\d))\Z"
-)
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
-
-
-def _is_date_time(value: object) -> bool:
-    """RFC 3339 date-time; jsonschema checks it only when an optional extra package is installed."""
-    if not isinstance(value, str):
-        return True
-    match = _DATE_TIME.match(value)
-    if match is None:
-        return False
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    try:
-        dt.datetime(year, month, day, hour, minute, min(second, 59))  # 60: a leap second
-    except ValueError:
-        return False
-    return all(int(g) < 60 for g in match.groups()[6:] if g is not None)
-
-
-def _is_uri(value: object) -> bool:
-    """An absolute URI (a scheme, no whitespace); the RFC 3986 checker is an optional extra."""
-    if not isinstance(value, str):
-        return True
-    return bool(_SCHEME.match(urlsplit(value).scheme)) and not any(c.isspace() for c in value)
-
-
-def _format_checker(cls: type[Validator]) -> FormatChecker:
-    checker = FormatChecker(cls.FORMAT_CHECKER.checkers)  # a copy: adding to it changes no global
-    if "date-time" not in checker.checkers:
-        checker.checks("date-time")(_is_date_time)
-    if "uri" not in checker.checkers:
-        checker.checks("uri")(_is_uri)
-    return checker
-
-
-def _compile(schema: Mapping[str, Any]) -> tuple[Validator, list[str]]:
-    """The validator for ``schema``'s dialect (2020-12 when ``$schema`` is absent) and any notes."""
-    cls: type[Validator] = validator_for(schema, default=Draft202012Validator)
-    notes: list[str] = []
-    dialect = schema.get("$schema")
-    latest = str(Draft202012Validator.META_SCHEMA["$id"])
-    if dialect is not None and cls is Draft202012Validator and str(dialect).rstrip("#") != latest:
-        notes.append(f"$schema {dialect!r} is not a supported dialect; validating as JSON Schema 2020-12.")
-    # An empty registry: ``$ref`` resolves inside this schema only, never over the network.
-    return cls(schema, format_checker=_format_checker(cls), registry=Registry()), notes

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import html
-import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -332,27 +331,22 @@ def _tree_item(key: object, value: object, depth: int, budget: list[int], max_le
 def schema_errors(instance: Any, schema: Mapping[str, Any], *, limit: int = 20) -> list[str]:
     """Validate ``instance`` against a JSON Schema; return readable error lines (empty means valid).
 
-    Draft 2020-12 unless the schema's ``$schema`` names another dialect, with format checking
-    (MCP-NOTES §3.9, DESIGN.md decision 8). ``$ref`` resolves only inside the schema: the registry has no
-    retrieve function, so a remote ``$ref`` is reported as an error instead of being fetched.
+    Through the package's one validation service (``tools/_validation.py``: 2020-12 unless ``$schema``
+    names another dialect, an unsupported dialect reported rather than validated as another, formats
+    checked, ``$ref`` resolved only inside the schema — MCP-NOTES §3.9, DESIGN.md decision 8). Compiled
+    checks are shared, so re-rendering a result does not compile its schema again.
     """
-    # Imported here so that rendering plain content never pays for jsonschema's import.
-    import jsonschema
-    import referencing
-    import referencing.exceptions
+    from ..tools._validation import SchemaProblem, schema_check
 
-    from .. import _jsonschema  # noqa: F401  (first import of jsonschema without its grammar tax)
-
+    check = schema_check(schema, strict=False)
+    lines = []
+    if check.problem and check.validator_class is not None:  # meta-schema violation: said, still applied
+        lines.append(f"outputSchema is not a valid schema: {one_line(check.problem, 300)}")
     try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(dict(schema))
-        validator = cls(dict(schema), format_checker=cls.FORMAT_CHECKER, registry=referencing.Registry())
-        errors = list(itertools.islice(validator.iter_errors(instance), limit + 1))
-    except jsonschema.SchemaError as exc:
-        return [f"outputSchema is not a valid schema: {one_line(exc.message, 300)}"]
-    except (referencing.exceptions.Unresolvable, jsonschema.exceptions.UnknownType) as exc:
-        return [f"outputSchema could not be applied: {one_line(str(exc), 300)}"]
-    lines = [f"{e.json_path}: {one_line(e.message, 300)}" for e in sorted(errors[:limit], key=_error_key)]
+        errors = check.errors(instance)
+    except SchemaProblem as exc:
+        return [*lines, f"outputSchema could not be applied: {one_line(str(exc), 300)}"]
+    lines += [f"{e.json_path}: {one_line(e.message, 300)}" for e in sorted(errors[:limit], key=_error_key)]
     if len(errors) > limit:
         lines.append(f"… and more (first {limit} shown)")
     return lines

@@ -1,13 +1,27 @@
-"""Compile a JSON Schema once and report every violation as one readable sentence.
+"""The one JSON Schema validation service: tools, forms and renderers all compile schemas here.
 
-Follows spec notes §3.9: no ``$schema`` means 2020-12; a declared dialect is honoured; an unknown dialect is
-an error that says so; ``$ref`` is resolved only inside the schema, never over the network.
+Follows spec notes §3.9: no ``$schema`` means 2020-12; a declared dialect is honoured; an unsupported dialect
+is an error that says so (the one rule, whoever asks); ``$ref`` is resolved only inside the schema, never
+over the network. Formats are checked, with RFC 3339 ``date-time`` and absolute ``uri`` checks even when
+jsonschema's optional format packages are missing.
+
+Compiling is the expensive part (checking a schema against the 2020-12 meta-schema costs about a
+millisecond), so it is cached: :func:`schema_check` returns one shared :class:`SchemaCheck` per distinct
+schema, and the meta-schema verdict is cached per schema *skeleton* (the schema with its titles,
+descriptions, defaults and examples blanked), because those are the only parts tools usually differ in and
+the meta-schema only asks them to be of the right type. 1,000 generated tools with the same parameter shapes
+pay for one meta-schema check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import datetime as dt
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import referencing
 import referencing.exceptions
@@ -22,44 +36,223 @@ from .._jsonschema import (
     validator_for,
 )
 
-__all__ = ["SchemaCheck", "format_path"]
+__all__ = ["SchemaCheck", "SchemaProblem", "format_path", "schema_check"]
 
 _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
-def _validator_class(schema: dict[str, Any]) -> type[Validator]:
+class SchemaProblem(ValueError):
+    """A schema that cannot be used as given: an unsupported dialect, or not valid for its meta-schema."""
+
+
+def _validator_class(schema: Mapping[str, Any]) -> type[Validator]:
     cls: type[Validator] = validator_for(schema, default=Draft202012Validator)
     declared = schema.get("$schema")
     # validator_for falls back to the default for a $schema it does not know; that must be an error instead
-    if isinstance(declared, str) and cls is Draft202012Validator and declared.rstrip("#") != _DRAFT_2020_12:
-        raise ValueError(f"Unsupported JSON Schema dialect {declared!r} ($schema)")
+    if declared is not None and cls is Draft202012Validator and str(declared).rstrip("#") != _DRAFT_2020_12:
+        raise SchemaProblem(f"Unsupported JSON Schema dialect {declared!r} ($schema)")
     return cls
 
 
 class SchemaCheck:
-    """A compiled validator for one schema; :meth:`problems` lists every violation, most relevant first."""
+    """A compiled validator for one schema; :meth:`problems` lists every violation, most relevant first.
 
-    def __init__(self, schema: dict[str, Any]) -> None:
-        cls = _validator_class(schema)
+    ``strict`` (the default, for schemas we publish) raises :class:`SchemaProblem` for an unusable schema.
+    With ``strict=False`` (schemas a remote server sent, shown in forms and results) the problem is kept in
+    :attr:`problem` instead: a meta-schema violation still validates as well as it can, an unsupported
+    dialect does not validate at all (every check reports the problem). Prefer :func:`schema_check`, which
+    shares compiled checks.
+    """
+
+    def __init__(self, schema: Mapping[str, Any], *, strict: bool = True) -> None:
+        self.schema: dict[str, Any] = dict(schema)
+        #: Why this schema cannot be fully trusted for validation; None when it can.
+        self.problem: str | None = None
+        self._validator: Validator | None = None
+        self._surely_valid: Callable[[Any], bool] | None = None
         try:
-            cls.check_schema(schema)
-        except SchemaError as exc:
-            raise ValueError(f"Invalid JSON Schema: {exc.message}") from exc
+            cls = _validator_class(schema)
+        except SchemaProblem as exc:
+            if strict:
+                raise
+            self.problem = str(exc)
+            return
+        meta_problem = _meta_problem(cls, self.schema)
+        if meta_problem is not None:
+            if strict:
+                raise SchemaProblem(f"Invalid JSON Schema: {meta_problem}")
+            self.problem = f"The schema is not valid JSON Schema ({meta_problem}); validation may be partial."
         # an explicit empty Registry: its default retrieve refuses every URI, whereas leaving registry out
         # would let jsonschema fetch remote $refs (a schema must not make us open connections)
         registry: referencing.Registry[Any] = referencing.Registry()
-        self.schema = schema
-        self._validator = cls(schema, registry=registry, format_checker=FormatChecker())
-        self._surely_valid = _fast_check(schema) if cls is Draft202012Validator else None
+        self._validator = cls(self.schema, registry=registry, format_checker=_format_checker(cls))
+        if cls is Draft202012Validator and meta_problem is None:
+            self._surely_valid = _fast_check(self.schema)
 
-    def problems(self, instance: Any) -> list[str]:
+    @property
+    def validator_class(self) -> type[Validator] | None:
+        return type(self._validator) if self._validator is not None else None
+
+    def errors(self, instance: Any) -> list[ValidationError]:
+        """The raw jsonschema errors (callers that place messages next to fields need them).
+
+        Raises :class:`SchemaProblem` when the schema cannot be applied (unsupported dialect, a ``$ref``
+        that does not resolve locally, an unknown type)."""
+        if self._validator is None:
+            raise SchemaProblem(self.problem or "the schema cannot be used")
         if self._surely_valid is not None and self._surely_valid(instance):
             return []  # the common flat case, proven valid without jsonschema's machinery
         try:
-            errors = list(self._validator.iter_errors(instance))
+            return list(self._validator.iter_errors(instance))
         except referencing.exceptions.Unresolvable as exc:
-            return [f"the schema refers to {exc.ref!r}, which cannot be resolved locally"]
+            ref = exc.ref
+            raise SchemaProblem(f"the schema refers to {ref!r}, which cannot be resolved locally") from exc
+        except Exception as exc:  # a schema invalid for its meta-schema can make jsonschema raise anything
+            raise SchemaProblem(f"the schema cannot be applied: {type(exc).__name__}: {exc}") from exc
+
+    def problems(self, instance: Any) -> list[str]:
+        try:
+            errors = self.errors(instance)
+        except SchemaProblem as exc:
+            return [str(exc)]
         return [_describe(error) for error in _best_first(errors)]
+
+
+# ---- the shared cache --------------------------------------------------------------------------------
+
+_CACHE_SIZE = 4096
+_checks: OrderedDict[tuple[str, bool], SchemaCheck] = OrderedDict()
+_meta_verdicts: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    cache[key] = value
+    if len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
+
+
+def schema_check(schema: Mapping[str, Any], *, strict: bool = True) -> SchemaCheck:
+    """The shared compiled :class:`SchemaCheck` for ``schema`` (one per distinct schema, LRU-bounded)."""
+    key = (_key(schema), strict)
+    check = _checks.get(key)
+    if check is None:
+        check = SchemaCheck(schema, strict=strict)
+        _remember(_checks, key, check)
+    else:
+        _checks.move_to_end(key)
+    return check
+
+
+def _meta_problem(cls: type[Validator], schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` fails its meta-schema (None if it passes), cached per skeleton: blanking annotations
+    that already have the right type changes no verdict (ill-typed ones are kept as they are)."""
+    skeleton = _skeleton(schema)
+    key = (str(cls.META_SCHEMA.get("$id", cls.__name__)), _key(skeleton))
+    if key in _meta_verdicts:
+        return _meta_verdicts[key]
+    try:
+        cls.check_schema(skeleton)
+        verdict = None
+    except SchemaError as exc:
+        verdict = exc.message
+    _remember(_meta_verdicts, key, verdict)
+    return verdict
+
+
+# Keywords whose values are subschemas, by shape (2020-12, with draft-07/04 spellings).
+_SUB_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_SUB_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SUB_ONE = frozenset(
+    {
+        "items",
+        "additionalItems",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
+# Annotation keywords the meta-schemas only type-check; blanked in the skeleton.
+_BLANKS: dict[str, tuple[type, Any]] = {
+    "title": (str, ""),
+    "description": (str, ""),
+    "default": (object, None),
+    "examples": (list, []),
+}
+
+
+def _skeleton(schema: Any) -> Any:
+    """``schema`` with well-typed annotation values blanked, walking only schema positions."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        blank = _BLANKS.get(key)
+        if blank is not None and isinstance(value, blank[0]):
+            out[key] = blank[1]
+        elif key in _SUB_MAPS and isinstance(value, dict):
+            out[key] = {name: _skeleton(sub) for name, sub in value.items()}
+        elif key in _SUB_LISTS and isinstance(value, list):
+            out[key] = [_skeleton(sub) for sub in value]
+        elif key in _SUB_ONE:
+            out[key] = [_skeleton(sub) for sub in value] if isinstance(value, list) else _skeleton(value)
+        else:
+            out[key] = value
+    return out
+
+
+# ---- formats --------------------------------------------------------------------------------
+
+_DATE_TIME = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|[+-](\d\d):(\d\d))\Z"
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
+
+
+def _is_date_time(value: object) -> bool:
+    """RFC 3339 date-time; jsonschema checks it only when an optional extra package is installed."""
+    if not isinstance(value, str):
+        return True
+    match = _DATE_TIME.match(value)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    try:
+        dt.datetime(year, month, day, hour, minute, min(second, 59))  # 60: a leap second
+    except ValueError:
+        return False
+    return all(int(g) < 60 for g in match.groups()[6:] if g is not None)
+
+
+def _is_uri(value: object) -> bool:
+    """An absolute URI (a scheme, no whitespace); the RFC 3986 checker is an optional extra."""
+    if not isinstance(value, str):
+        return True
+    return bool(_SCHEME.match(urlsplit(value).scheme)) and not any(c.isspace() for c in value)
+
+
+_format_checkers: dict[type[Validator], FormatChecker] = {}
+
+
+def _format_checker(cls: type[Validator]) -> FormatChecker:
+    checker = _format_checkers.get(cls)
+    if checker is None:
+        checker = FormatChecker(cls.FORMAT_CHECKER.checkers)  # a copy: adding to it changes no global
+        if "date-time" not in checker.checkers:
+            checker.checks("date-time")(_is_date_time)
+        if "uri" not in checker.checkers:
+            checker.checks("uri")(_is_uri)
+        _format_checkers[cls] = checker
+    return checker
 
 
 def _best_first(errors: Iterable[ValidationError]) -> list[ValidationError]:

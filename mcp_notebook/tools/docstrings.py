@@ -7,6 +7,7 @@ and repeating it would only spend the model's context.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
@@ -30,6 +31,12 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """Return ``(description without the parameter section, {param name: description})``."""
     if not doc:
         return "", {}
+    summary, params = _parse(doc)
+    return summary, dict(params)
+
+
+@functools.lru_cache(maxsize=512)  # a tool's docstring is read for its description and for its parameters
+def _parse(doc: str) -> tuple[str, Params]:
     lines = inspect.cleandoc(doc).splitlines()
     params: Params = {}
     for parser in _PARSERS:

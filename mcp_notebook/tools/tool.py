@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from ..protocol.modern import RequestEscalation
-from ._validation import SchemaCheck
+from ._validation import schema_check
 from .content import ToolError, text_block, to_call_result
 from .context import Context
 from .convert import from_json
@@ -65,9 +65,9 @@ class Tool:
         # Parameters whose JSON value is already the Python value: no conversion per call.
         self._as_is = {name for name, hint in self._hints.items() if hint in (str, bool, Any, object)}
         # compiled once here, not per call: schema checking and compilation are the slow part of validation
-        self._input = SchemaCheck(definition["inputSchema"])
+        self._input = schema_check(definition["inputSchema"])
         output_schema = definition.get("outputSchema")
-        self._output = SchemaCheck(output_schema) if output_schema is not None else None
+        self._output = schema_check(output_schema) if output_schema is not None else None
 
     @property
     def name(self) -> str:

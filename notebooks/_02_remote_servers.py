@@ -128,7 +128,7 @@ button that does this):
 A slow tool can report **progress**: the client puts a `progressToken` in the request and the server
 sends `notifications/progress` with that token as it works
 ([Progress]({SPEC}/basic/utilities/progress)). The notebook turns them into a progress bar with a
-**Cancel** button.
+**Cancel call** button (the call ends as cancelled, with the progress it reached).
 """),
     code("""
 %mcp call demo.count_slowly steps=5 seconds_per_step=0.3

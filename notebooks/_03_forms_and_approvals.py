@@ -231,7 +231,7 @@ print(calls[0].python)
 Forms also work the other way round. With **elicitation** a server asks the *user* for input in the
 middle of a call, sending a JSON Schema of what it needs
 ([Elicitation]({SPEC}/client/elicitation)). `demo.book_table` does that: approve the call, then answer
-its form with **Accept**, **Decline** or **Cancel**.
+its form with **Accept**, **Decline** or **Dismiss** (MCP's `cancel` answer: undecided).
 """),
     code("""
 booking = %mcp call demo.book_table restaurant=Chez-MCP

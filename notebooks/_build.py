@@ -154,7 +154,7 @@ Everything above was JSON-RPC messages: `initialize`, `tools/list`, `tools/call`
     md("""
 ## Where next
 
-Try the demo server's other tools: `demo.count_slowly` (a progress bar with a **Cancel** button),
+Try the demo server's other tools: `demo.count_slowly` (a progress bar with a **Cancel call** button),
 `demo.tone` (a sound), `demo.find_docs` (a resource link), `demo.book_table` (the server asks *you* a
 question) and `demo.divide b=0` (a tool error). `%mcp --help` lists every command.
 """),

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .lint import LintReport
     from .widgets import ToolForm
 
-__all__ = ["NotebookError", "NotebookMCP"]
+__all__ = ["InvalidArguments", "NotebookError", "NotebookMCP"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -274,6 +274,7 @@ class NotebookMCP:
         server, tool = self._split(name)
         client = self._client(server)
         tool_def = self._tool_def(server, tool, tools)
+        check_arguments(name, tool_def, arguments)  # before any approval card: nothing to approve
         self.policy.headless = self.headless
         self.policy.headless_policy = check_verdict(self.config.effective_headless_policy())
         decision = self.policy.decide(server, tool, tool_def)
@@ -453,9 +454,13 @@ class NotebookMCP:
         )
 
     def read(self, uri: str, server: str | None = None) -> BundleView:
-        """``resources/read``; without ``server``, from the connection that lists ``uri`` (local first)."""
+        """``resources/read``; ``SERVER.URI`` names the connection as ``SERVER.TOOL`` does; otherwise from
+        ``server``, or the connection that lists ``uri`` (local first)."""
         from .render import resource_contents_bundle
 
+        head, dot, rest = uri.partition(".")
+        if server is None and dot and "://" in rest and "://" not in head and head in self._connections:
+            server, uri = head, rest
         if server is None:
             listed = [row["server"] for row in self.resources().rows if row["uri"] == uri]
             if not listed:
@@ -548,6 +553,33 @@ class NotebookMCP:
     def __repr__(self) -> str:
         local = len(self._server.tools) if self._server is not None else 0
         return f"<mcp: {local} notebook tools, connections: {', '.join(self.connections())}>"
+
+
+class InvalidArguments(NotebookError, ValueError):
+    """The arguments do not fit the tool's inputSchema; found before anything is asked or sent."""
+
+    def __init__(self, name: str, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        lines = "; ".join(self.problems)
+        super().__init__(f"{name}: the arguments do not fit the tool's inputSchema: {lines}")
+
+
+def check_arguments(name: str, tool_def: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
+    """Raise :class:`InvalidArguments` when ``arguments`` break the tool's inputSchema.
+
+    A schema that cannot be compiled is left to the server (it will say so in its result)."""
+    from ..tools._validation import SchemaCheck
+
+    schema = tool_def.get("inputSchema")
+    if not isinstance(schema, Mapping):
+        return
+    try:
+        check = SchemaCheck(dict(schema))
+    except ValueError:
+        return
+    problems = check.problems(dict(arguments))
+    if problems:
+        raise InvalidArguments(name, problems)
 
 
 def _jsonish(value: Any) -> str:

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-_BARE = re.compile(r"[A-Za-z0-9_./:@+,\-]+")
+_BARE = re.compile(r"[\w./:@+,\-]+")  # \w: letters of any script too (José)
 
 
 def schema_types(schema: object) -> set[str]:
@@ -135,8 +135,9 @@ def _magic_value(value: Any) -> str:
         try:
             json.loads(value)
         except ValueError:
-            if _BARE.fullmatch(value):
-                return value  # would come back as this same string
+            # not JSON, so it comes back as this same string: quoted only as the shell needs (José, not
+            # '"José"')
+            return value if _BARE.fullmatch(value) else shlex.quote(value)
         return shlex.quote(json.dumps(value, ensure_ascii=False))
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text if _BARE.fullmatch(text) else shlex.quote(text)

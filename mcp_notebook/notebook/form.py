@@ -21,7 +21,7 @@ from .._jsonschema import ValidationError
 from ..tools._validation import SchemaProblem, schema_check
 from .form_fields import EMPTY, Field, Key, Kit, NullableField, UnionField, build_root
 
-__all__ = ["FieldError", "SchemaForm"]
+__all__ = ["FieldError", "FormInvalid", "SchemaForm"]
 
 _log = logging.getLogger(__name__)
 Path = tuple[Key, ...]
@@ -35,6 +35,15 @@ class FieldError:
 
     path: Path
     message: str
+
+
+class FormInvalid(ValueError):
+    """``submit()`` from code on a form whose value does not validate; ``.errors`` holds the messages."""
+
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        self.errors = list(errors)
+        lines = "; ".join(f"{_path_text(e.path)}{e.message}" for e in self.errors)
+        super().__init__(f"the form is not valid, nothing was sent: {lines}")
 
 
 class SchemaForm:
@@ -172,14 +181,19 @@ class SchemaForm:
     # -- submit ----------------------------------------------------------------------------------
 
     def submit(self) -> None:
-        """Validate; if valid, call ``on_submit(value)``. A raising callback is shown, logged, re-raised."""
+        """Validate; if valid, call ``on_submit(value)``, else raise :class:`FormInvalid` (the messages are
+        shown next to their fields too). A raising callback is shown, logged, re-raised."""
         self._submit(reraise=True)
 
     def _submit(self, *, reraise: bool) -> None:
         self.output.outputs = ()
-        if self.validate() or self.on_submit is None:
+        errors = self.validate()
+        if errors:
+            if reraise:
+                raise FormInvalid(errors)
             return
-        self._call(self.on_submit, self.value, reraise=reraise)
+        if self.on_submit is not None:
+            self._call(self.on_submit, self.value, reraise=reraise)
 
     def _call(self, callback: Callback, value: dict[str, Any], *, reraise: bool) -> None:
         # STYLE rule 7: never swallow a callback's error. A click has no caller to raise to, so the

@@ -34,12 +34,25 @@ if TYPE_CHECKING:
     from ..engine.runtime import Runtime
     from ..engine.trace import Trace
 
-__all__ = ["TERMINAL", "CallCancelled", "CallHandle", "State", "Surface"]
+__all__ = ["TERMINAL", "TRANSITIONS", "CallCancelled", "CallHandle", "State", "Surface"]
 
 log = logging.getLogger("mcp_notebook.notebook")
 
 State = Literal["awaiting-approval", "running", "done", "denied", "failed", "cancelled"]
+Event = Literal["approve", "deny", "cancel", "succeed", "fail"]
 TERMINAL: frozenset[str] = frozenset({"done", "denied", "failed", "cancelled"})
+
+#: Every legal move of a call, as data (STYLE: h11's ``EVENT_TRIGGERED_TRANSITIONS``). A move that is not
+#: here does not happen: an Approve that loses the race with a Cancel finds ``(cancelled, approve)``
+#: missing and the call stays cancelled; a result arriving after a Cancel is dropped the same way.
+TRANSITIONS: dict[tuple[State, Event], State] = {
+    ("awaiting-approval", "approve"): "running",
+    ("awaiting-approval", "deny"): "denied",
+    ("awaiting-approval", "cancel"): "cancelled",
+    ("running", "cancel"): "cancelled",
+    ("running", "succeed"): "done",
+    ("running", "fail"): "failed",
+}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 Runner = Callable[["ProgressCallback"], Coroutine[Any, Any, dict[str, Any]]]
 
@@ -120,7 +133,7 @@ class CallHandle:
         self._settled = False  # terminal *and* shown: what waiters wait for
         if decision.verdict == "deny":
             self._state = "awaiting-approval"
-            self._finish("denied", result=_denied(self.label, decision.by))
+            self._finish("deny", result=_denied(self.label, decision.by))
 
     # ---- facts -------------------------------------------------------------------------------------------
     @property
@@ -133,6 +146,19 @@ class CallHandle:
 
     def done(self) -> bool:
         return self._state in TERMINAL
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """The inputSchema's top-level defaults for arguments not given: what the tool will use."""
+        schema = (self.tool_def or {}).get("inputSchema")
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(props, dict):
+            return {}
+        return {
+            k: p["default"]
+            for k, p in props.items()
+            if isinstance(p, dict) and "default" in p and k not in self.arguments
+        }
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -199,69 +225,80 @@ class CallHandle:
         return f"<CallHandle {self.label}: {self._state}>"
 
     # ---- decisions -----------------------------------------------------------------------------------------
-    def approve(self, always: bool = False) -> CallHandle:
-        """Run the call; ``always=True`` also allows this tool without asking for the rest of the session."""
+    def _move(self, event: Event) -> State | None:
+        """Take the transition for ``event`` (call with ``_cond`` held); the new state, or None if illegal."""
+        new = TRANSITIONS.get((self._state, event))
+        if new is not None:
+            self._state = new
+            self.entry.status = new
+        return new
+
+    def approve(self, always: bool = False, *, by: str = "code") -> CallHandle:
+        """Run the call; ``always=True`` also allows this tool without asking for the rest of the session.
+
+        ``by`` says who decided, for the history ("you" when the card's button was clicked)."""
         with self._cond:
-            if self._state != "awaiting-approval":
+            if self._move("approve") is None:
                 raise RuntimeError(f"{self.label} is {self._state}, not awaiting approval")
             self.entry.decision = "allow"
-            self.entry.decided_by = "you: always allow this tool" if always else "you: approved"
+            self.entry.decided_by = f"{by}: always allow this tool" if always else f"{by}: approved"
         if always and self._remember is not None:
             self._remember()
         self._launch()
         return self
 
-    def deny(self) -> CallHandle:
+    def deny(self, *, by: str = "code") -> CallHandle:
         """Do not run the call; the handle ends ``denied`` with an error result (not an exception)."""
         with self._cond:
             if self._state != "awaiting-approval":
                 raise RuntimeError(f"{self.label} is {self._state}, not awaiting approval")
             self.entry.decision = "deny"
-            self.entry.decided_by = "you: denied"
-        self._finish("denied", result=_denied(self.label, "you"))
+            self.entry.decided_by = f"{by}: denied"
+        self._finish("deny", result=_denied(self.label, by))
         return self
 
     def cancel(self) -> bool:
-        """Cancel: before approval nothing is sent; while running, ``notifications/cancelled`` goes out."""
+        """Cancel: before approval nothing is sent; while running, ``notifications/cancelled`` goes out.
+
+        A cancel is the person's choice, not a failure: the handle ends ``cancelled`` and keeps the progress
+        it had reached. False if the call had already ended."""
         with self._cond:
             state, future = self._state, self._future
-        if state in TERMINAL:
-            return False
-        if state == "awaiting-approval":
-            self.entry.decision = "cancelled"
-            self._finish(
-                "cancelled", error=CallCancelled(f"{self.label} was cancelled before it was approved")
-            )
-            return True
+            if (state, "cancel") not in TRANSITIONS:
+                return False
+            if state == "awaiting-approval":
+                self.entry.decision = "cancelled"
+        when = "before it was approved" if state == "awaiting-approval" else "while it ran"
+        ended = self._finish("cancel", error=CallCancelled(f"{self.label} was cancelled {when}"))
         if future is not None:
             future.cancel()  # the runtime task is cancelled; the connection sends notifications/cancelled
-        self._finish("cancelled", error=CallCancelled(f"{self.label} was cancelled while running"))
-        return True
+        return ended
 
     # ---- running -------------------------------------------------------------------------------------------
     def _launch(self) -> None:
+        # under the lock: a cancel that won the race leaves nothing to start
         with self._cond:
-            self._state = "running"
-            self.entry.status = "running"
+            if self._state != "running" or self._future is not None:
+                return
             self.started = time.time()
-        self._future = self._runtime.submit(self._execute())
+            self._future = self._runtime.submit(self._execute())
         self._future.add_done_callback(self._on_future_done)
         self._refresh(force=True)
 
     def _on_future_done(self, future: concurrent.futures.Future[None]) -> None:
         if future.cancelled():  # cancelled before the coroutine ever ran
-            self._finish("cancelled", error=CallCancelled(f"{self.label} was cancelled"))
+            self._finish("cancel", error=CallCancelled(f"{self.label} was cancelled"))
 
     async def _execute(self) -> None:
         try:
             result = await self._runner(self._on_progress)
         except asyncio.CancelledError:
-            self._finish("cancelled", error=CallCancelled(f"{self.label} was cancelled"))
+            self._finish("cancel", error=CallCancelled(f"{self.label} was cancelled"))
             raise
         except Exception as exc:
-            self._finish("failed", error=exc)
+            self._finish("fail", error=exc)
         else:
-            self._finish("done", result=result)
+            self._finish("succeed", result=result)
 
     def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
         with self._display_lock:
@@ -277,14 +314,15 @@ class CallHandle:
     _auto_show = True  # api sets False for handles rendered elsewhere (a form's result area)
 
     def _finish(
-        self, state: State, *, result: dict[str, Any] | None = None, error: BaseException | None = None
-    ) -> None:
+        self, event: Event, *, result: dict[str, Any] | None = None, error: BaseException | None = None
+    ) -> bool:
+        """End the call through ``TRANSITIONS``; False (nothing changes) if it already ended."""
         with self._cond:
-            if self._state in TERMINAL:
-                return
-            self._state, self._result, self._error = state, result, error
+            state = self._move(event)
+            if state is None:
+                return False
+            self._result, self._error = result, error
             self.finished = time.time()
-            self.entry.status = state
             self.entry.duration = None if self.started is None else self.finished - self.started
             if error is not None:
                 self.entry.error = f"{type(error).__name__}: {error}"
@@ -299,6 +337,7 @@ class CallHandle:
             self._cond.notify_all()
         if not self._done.done():
             self._done.set_result(self)
+        return True
 
     # ---- waiting -----------------------------------------------------------------------------------------
     def _needs_person(self) -> bool:
@@ -456,8 +495,10 @@ class CallHandle:
                 max_text=self._max_text,
                 max_image_bytes=self._max_image_bytes,
             )
-        elif state == "failed" or state == "cancelled":
-            word = "Failed" if state == "failed" else "Cancelled"
+        elif state == "cancelled":
+            bundle = self._cancelled_bundle()
+        elif state == "failed":
+            word = "Failed"
             err = self._error
             detail = f"{type(err).__name__}: {err}" if err is not None else state
             bundle = {
@@ -470,15 +511,23 @@ class CallHandle:
             }
         elif state == "awaiting-approval":
             args = json_text(self.arguments)
+            defaults = self.defaults
+            shown_defaults = f"\ndefaults the tool applies: {json_text(defaults)}" if defaults else ""
             bundle = {
                 "text/html": wrap(
                     label_html(f"awaiting approval: <b>{esc(self.label)}</b> ({esc(self.decision.by)})")
                     + json_pre(self.arguments, max_chars=self._max_text)
+                    + (
+                        note_html("defaults the tool applies: " + esc(json_text(defaults, indent=None)))
+                        if defaults
+                        else ""
+                    )
                     + note_html(
                         "Approve or deny it in the live notebook, or with handle.approve() / handle.deny()."
                     )
                 ),
-                "text/plain": f"awaiting approval: {self.label} ({self.decision.by})\narguments: {args}",
+                "text/plain": f"awaiting approval: {self.label} ({self.decision.by})\narguments: {args}"
+                + shown_defaults,
             }
         else:
             line = f"running {self.label}…"
@@ -497,6 +546,18 @@ class CallHandle:
             )
             bundle["text/plain"] += "\nserver log:\n" + "\n".join(lines)
         return bundle
+
+    def _cancelled_bundle(self) -> dict[str, str]:
+        """A cancel is a choice, not an error: a plain note, with the progress the call had reached."""
+        when = "before it was approved" if self.started is None else "while it ran"
+        line = f"Cancelled {self.label} {when}."
+        if self.progress is not None:
+            done, total, message = self.progress
+            line += f" Progress reached: {done:g}" + (f" of {total:g}" if total else "")
+            line += f" ({message})." if message else "."
+        if self.started is not None:
+            line += " notifications/cancelled was sent; the server may have done part of the work."
+        return {"text/html": wrap(label_html(esc(line))), "text/plain": line}
 
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import ipywidgets as w
 
-from .render_base import esc, json_pre
+from .render_base import esc, json_pre, json_text
 
 if TYPE_CHECKING:
     from .form import SchemaForm
@@ -88,6 +88,19 @@ def _annotations_html(tool_def: Mapping[str, Any] | None, trusted: bool) -> str:
     return f"<div>The server <i>claims</i>: {facts} {note}</div>"
 
 
+def _arguments_table(arguments: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
+    """Given arguments, then the schema defaults the tool applies to the rest (the effective call)."""
+    rows = [(k, v, "") for k, v in arguments.items()] + [(k, v, "default") for k, v in defaults.items()]
+    if not rows:
+        return '<div class="mcpnb-note">(no arguments)</div>'
+    body = "".join(
+        f"<tr><td><code>{esc(k)}</code></td><td>{json_pre(v)}</td>"
+        f'<td class="mcpnb-note">{esc(note)}</td></tr>'
+        for k, v, note in rows
+    )
+    return f'<table class="mcpnb-table">{body}</table>'
+
+
 class ApprovalCard:
     """Server, tool, title, annotations (claims unless trusted), arguments; Approve / Deny / Always allow."""
 
@@ -102,16 +115,16 @@ class ApprovalCard:
             f"<div><b>{esc(title)}</b> — {esc(desc)}</div>"
             + _annotations_html(tool_def, handle.trusted)
             + f'<div class="mcpnb-note">Asked because: {esc(handle.decision.by)}</div>'
-            + "<div>Arguments:</div>"
-            + json_pre(handle.arguments)
+            + "<div>Arguments (the values the tool will use; defaults marked):</div>"
+            + _arguments_table(handle.arguments, handle.defaults)
         )
         self.output = w.Output()
         self.approve = _button("Approve", "success")
         self.deny = _button("Deny", "danger")
         self.always = _button("Always allow this tool", tooltip="for the rest of this session")
-        self.approve.on_click(guarded(self.output, handle.approve))
-        self.deny.on_click(guarded(self.output, handle.deny))
-        self.always.on_click(guarded(self.output, lambda: handle.approve(always=True)))
+        self.approve.on_click(guarded(self.output, lambda: handle.approve(by="you")))
+        self.deny.on_click(guarded(self.output, lambda: handle.deny(by="you")))
+        self.always.on_click(guarded(self.output, lambda: handle.approve(always=True, by="you")))
         self.widget = w.VBox([w.HTML(head), w.HBox([self.approve, self.deny, self.always]), self.output])
 
     def close(self) -> None:
@@ -128,7 +141,7 @@ class ProgressView:
         self.output = w.Output()
         self.label = w.HTML(f"running <code>{esc(handle.label)}</code>…")
         self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, layout=w.Layout(visibility="hidden"))
-        self.cancel = _button("Cancel", "warning", "send notifications/cancelled")
+        self.cancel = _button("Cancel call", "warning", "stop the call: sends notifications/cancelled")
         self.cancel.on_click(guarded(self.output, handle.cancel))
         self._label = handle.label
         self.widget = w.VBox([w.HBox([self.label, self.cancel]), self.bar, self.output])
@@ -190,7 +203,9 @@ class ElicitationCard:
                 on_submit=lambda value: self.answer({"action": "accept", "content": value}),
                 extra_buttons=[
                     ("Decline", lambda _v: self.answer({"action": "decline"})),
-                    ("Cancel", lambda _v: self.answer({"action": "cancel"})),
+                    # MCP's "cancel" action: the question is dismissed undecided. Not labelled "Cancel",
+                    # which is the call's own button next to it (issue 11 item 9).
+                    ("Dismiss", lambda _v: self.answer({"action": "cancel"})),
                 ],
             )
             body = self.form.widget
@@ -207,7 +222,7 @@ class ElicitationCard:
         ok = parts.scheme in ("https", "http") and bool(host)
         self.open_button = _button("Open", "primary", "consent; the link is then shown for you to open")
         self.open_button.disabled = not ok
-        decline, cancel = _button("Decline"), _button("Cancel")
+        decline, cancel = _button("Decline"), _button("Dismiss", tooltip="answer 'cancel': undecided")
 
         def consent() -> None:
             href = html.escape(url, quote=True)
@@ -225,12 +240,20 @@ class ElicitationCard:
 
     def answer(self, result: dict[str, Any]) -> None:
         self.answered = str(result.get("action"))
+        self.content = result.get("content")
         self._on_answer(result)
 
+    content: Any = None
+
     def summary(self) -> dict[str, str]:
-        """What stays in the output once answered (the link, after consent to a URL)."""
+        """What stays in the output once answered: the values sent (or the link, after consent to a URL)."""
         message = str(self.params.get("message") or "")
-        text = f"{self.server} asked: {message} — you answered: {self.answered or 'nothing'}"
+        words = {"accept": "accepted", "decline": "declined", "cancel": "dismissed it"}
+        answer = words.get(self.answered or "", "did not answer")
+        if self.answered == "accept" and isinstance(self.content, Mapping):
+            values = ", ".join(f"{k}={json_text(v, indent=None)}" for k, v in self.content.items())
+            answer += f", sending {values}" if values else ""
+        text = f"{self.server} asked: {message} — you {answer}"
         extra = f"<div>{self.answered_html}</div>" if self.answered_html else ""
         return {"text/html": f'<div class="mcpnb-note">{esc(text)}</div>{extra}', "text/plain": text}
 
@@ -339,13 +362,18 @@ class ToolForm:
         """The latest call made from this form."""
         return self.handles[-1] if self.handles else None
 
-    def submit(self, values: Mapping[str, Any] | None = None) -> CallHandle | None:
-        """Fill ``values`` (if given), validate and call, as the Call button does; the new handle."""
+    def submit(self, values: Mapping[str, Any] | None = None) -> CallHandle:
+        """Fill ``values`` (if given), validate and call, as the Call button does; the new handle.
+
+        Invalid input raises :class:`~mcp_notebook.notebook.form.FormInvalid` (nothing is sent; the
+        messages also show next to their fields)."""
         if values is not None:
             self.form.set_value(values)
         before = len(self.handles)
         self.form.submit()
-        return self.handles[-1] if len(self.handles) > before else None
+        if len(self.handles) == before:  # pragma: no cover - submit either raised or called
+            raise RuntimeError(f"the form of {self.label} did not make a call")
+        return self.handles[-1]
 
     def _submit(self, value: dict[str, Any]) -> None:
         handle = self._call(value)

@@ -91,9 +91,9 @@ def test_cancel_a_slow_call(open_notebook: OpenNotebook) -> None:
     card = notebook.output(2)
     card.get_by_role("button", name="Approve").click()
     expect(card).to_contain_text(re.compile(r"step \d+ of 100"))  # it is running: progress arrived
-    card.get_by_role("button", name="Cancel").click()
-    expect(card).to_contain_text("Cancelled: demo.count_slowly")
-    expect(card.get_by_role("button", name="Cancel")).to_have_count(0)
+    card.get_by_role("button", name="Cancel call").click()
+    expect(card).to_contain_text("Cancelled demo.count_slowly while it ran. Progress reached:")
+    expect(card.get_by_role("button", name="Cancel call")).to_have_count(0)
     expect(card).not_to_contain_text("Counted to 100.")
     notebook.run_cell(3)
     expect(notebook.output(3)).to_contain_text("notifications/cancelled")

@@ -21,6 +21,7 @@ from traitlets.config import Config
 
 from mcp_notebook import Client, Context, Field, Server
 from mcp_notebook.notebook.api import NotebookError, NotebookMCP
+from mcp_notebook.notebook.form import FormInvalid
 from mcp_notebook.notebook.handle import WIDGET_MIME, CallHandle
 from mcp_notebook.notebook.widgets import ElicitationCard, SamplingCard
 from tests.notebook import ipyshell
@@ -172,7 +173,7 @@ def test_a_remote_call_asks_returns_pending_at_once_and_runs_on_approve(
     assert last["update"] is True and last["transient"]["display_id"] == display_id
     assert WIDGET_MIME not in last["data"]  # the result replaced the card
     entry = mcp.history()[-1]
-    assert (entry.decision, entry.decided_by, entry.status) == ("allow", "you: approved", "done")
+    assert (entry.decision, entry.decided_by, entry.status) == ("allow", "code: approved", "done")
 
 
 def test_approval_card_buttons_and_callback_errors_are_shown(shell: Any, interactive: None) -> None:
@@ -378,7 +379,7 @@ def test_elicitation_form_returns_the_pending_handle_then_completes(shell: Any, 
     card.form.set_value({"name": "Ada"})
     card.form.submit_button.click()
     assert handle.wait(WAIT).text == "accept:Ada"
-    assert "you answered: accept" in handle._repr_mimebundle_()["text/plain"]
+    assert 'you accepted, sending name="Ada"' in handle._repr_mimebundle_()["text/plain"]
     assert mcp.asking == []
 
 
@@ -446,9 +447,8 @@ def test_form_submit_calls_and_renders_the_result_under_it(shell: Any) -> None:
         return code
 
     checked = mcp.form("airport")
-    assert (
-        checked.submit({"code": "paris"}) is None
-    )  # invalid: the message shows next to the field, nothing is sent
+    with pytest.raises(FormInvalid, match=r"code: .paris. does not match"):  # shown next to the field too
+        checked.submit({"code": "paris"})
     assert checked.handles == []
 
 

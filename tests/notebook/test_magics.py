@@ -157,7 +157,7 @@ def test_call_remote_needs_approval_and_history_copies_as_code(
     assert handle.text == "hello there"
     history = mcp(shell, "history")
     entry = history[-1]
-    assert entry.magic == "%mcp call remote.echo message='\"hello there\"'"
+    assert entry.magic == "%mcp call remote.echo message='hello there'"
     assert entry.python == "mcp.call('remote.echo', {'message': 'hello there'})"
     again = mcp(shell, entry.magic.removeprefix("%mcp "))  # the copied line really runs
     assert again.arguments == {"message": "hello there"}

@@ -209,8 +209,9 @@ def test_bad_call_args_say_what_is_wrong(text: str, message: str) -> None:
 
 
 def test_format_helpers_quote_what_needs_quoting() -> None:
-    assert format_magic("t", {"s": "it's"}) == "%mcp call t s='\"it'\"'\"'s\"'"
-    assert shlex.split(format_magic("t", {"s": "it's"}))[3] == 's="it\'s"'
+    assert format_magic("t", {"s": "it's"}) == "%mcp call t s='it'\"'\"'s'"
+    assert shlex.split(format_magic("t", {"s": "it's"}))[3] == "s=it's"
+    assert format_magic("t", {"s": "42"}) == "%mcp call t s='\"42\"'"  # JSON-looking text stays a string
     assert format_python("t", {"a": None}) == "mcp.call('t', {'a': None})"
 
 

@@ -274,10 +274,13 @@ class NotebookMCP:
         server, tool = self._split(name)
         client = self._client(server)
         tool_def = self._tool_def(server, tool, tools)
-        check_arguments(name, tool_def, arguments)  # before any approval card: nothing to approve
         self.policy.headless = self.headless
         self.policy.headless_policy = check_verdict(self.config.effective_headless_policy())
         decision = self.policy.decide(server, tool, tool_def)
+        if decision.verdict == "ask":
+            # checked before the card: a person is never asked to approve a call that cannot run. Calls
+            # that go ahead unasked get the server's answer instead (an isError result, per the spec).
+            check_arguments(name, tool_def, arguments)
         status = "awaiting-approval" if decision.verdict == "ask" else "running"
         entry = self.audit.add(
             AuditEntry(server, tool, dict(arguments), decision.verdict, decision.by, status)

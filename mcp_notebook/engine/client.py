@@ -48,6 +48,7 @@ from .connection import Connection, IncomingRequest, ProgressCallback
 from .trace import Trace
 
 if TYPE_CHECKING:
+    from ..auth.oauth import OAuth
     from .server import Server
 
 __all__ = ["Client", "InputRequest"]
@@ -104,14 +105,17 @@ class Client:
         probe_timeout: float = 10.0,
         trace_size: int = 2000,
         validate_output: bool = True,
+        auth: OAuth | None = None,
     ) -> None:
         """``protocol_version``: a legacy version (``initialize`` asks for it; implies ``era="legacy"``
         unless ``era`` says otherwise) or a modern one (the version the probe prefers; implies "auto").
         ``era``: "legacy" (default), "auto" or "modern". ``probe_timeout`` bounds the wait for the
-        ``server/discover`` answer; no answer in time counts as a legacy server."""
+        ``server/discover`` answer; no answer in time counts as a legacy server. ``auth``: an
+        :class:`mcp_notebook.auth.OAuth` for servers that require MCP authorization (HTTP only)."""
         self._target = target
         self.name = name or _default_name(target)
         self._headers, self._env, self._cwd = headers, env, cwd
+        self.auth = auth
         self.timeout = timeout
         self.sampling_handler = sampling_handler
         self.elicitation_handler = elicitation_handler
@@ -162,6 +166,11 @@ class Client:
         if isinstance(target, str):
             from ..transports.http_client import connect_http
 
+            if self.auth is not None:  # the OAuth middleware sees every HTTP request of this connection
+                middlewares = (self.auth.middleware,)
+                return await connect_http(
+                    target, headers=self._headers, timeout=self.timeout, middlewares=middlewares
+                )
             return await connect_http(target, headers=self._headers, timeout=self.timeout)
         if isinstance(target, Sequence):
             from ..transports.stdio import StdioClientTransport

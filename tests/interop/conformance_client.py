@@ -3,8 +3,9 @@
 The harness starts a mock server, then runs ``python conformance_client.py URL`` with the scenario's name in
 ``MCP_CONFORMANCE_SCENARIO`` (0.2.x also sets ``MCP_CONFORMANCE_PROTOCOL_VERSION``). The server URL is the
 last argument. Each scenario below drives our :class:`mcp_notebook.Client` the way the suite expects; the
-harness judges the wire traffic, and a non-zero exit fails the scenario. ``auth/*`` scenarios (OAuth) are
-not implemented yet: they exit 1 and are listed in the ``expected-failures-*.yml`` files beside this one.
+harness judges the wire traffic, and a non-zero exit fails the scenario. ``auth/*`` scenarios drive
+:class:`mcp_notebook.auth.OAuth` headlessly: ``on_authorize`` GETs the authorization URL without following
+the redirect and hands back the ``Location`` (the mock server approves at once).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
+
 from mcp_notebook import Client
+from mcp_notebook.auth import OAuth
 
 TIMEOUT = 30.0  # seconds per request; the harness gives a whole scenario 60 s
 
@@ -133,6 +137,52 @@ async def invalid_tool_headers(url: str) -> None:
             _check_result(await client.call_tool(tool["name"], arguments))
 
 
+CIMD_URL = "https://conformance-test.local/client-metadata.json"  # the client id the suite expects
+
+
+async def follow_authorization(url: str) -> str:
+    """A headless person: open the authorization URL, approve, return where the browser was sent."""
+    async with aiohttp.ClientSession() as http, http.get(url, allow_redirects=False) as resp:
+        location = resp.headers.get("Location")
+        if resp.status not in (301, 302, 303, 307, 308) or not location:
+            raise RuntimeError(f"the authorization endpoint answered HTTP {resp.status} without a redirect")
+        return location
+
+
+def _oauth() -> OAuth:
+    context = _context()
+    options: dict[str, Any] = {"store": "memory", "on_authorize": follow_authorization}
+    if "private_key_pem" in context:
+        options.update(
+            grant="client_credentials",
+            private_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    elif "idp_id_token" in context:  # enterprise-managed authorization (ID-JAG)
+        options.update(
+            grant="enterprise",
+            id_token=context["idp_id_token"],
+            idp_token_endpoint=context["idp_token_endpoint"],
+            idp_client_id=context.get("idp_client_id"),
+        )
+    elif os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/client-credentials"):
+        options["grant"] = "client_credentials"
+    if "client_id" in context:
+        options["client_id"] = context["client_id"]
+        options["client_secret"] = context.get("client_secret")
+    else:
+        options["client_metadata_url"] = CIMD_URL
+    return OAuth(**options)
+
+
+async def authorized(url: str) -> None:
+    """Connect through OAuth, list the tools and call each one without arguments."""
+    async with _client(url, auth=_oauth()) as client:
+        tools = await client.list_tools()
+        for tool in tools:
+            await client.call_tool(tool["name"], {})
+
+
 SCENARIOS: dict[str, Scenario] = {
     "request-metadata": request_metadata,
     "sep-2322-client-request-state": mrtr_request_state,
@@ -156,7 +206,7 @@ def main(argv: list[str]) -> int:
         return 2
     url = argv[-1]
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    scenario = SCENARIOS.get(name)
+    scenario = SCENARIOS.get(name) or (authorized if name.startswith("auth/") else None)
     if scenario is None:
         print(f"conformance_client: scenario {name!r} is not implemented", file=sys.stderr)
         return 1

@@ -2,7 +2,7 @@
 
 Server mode: the harness connects to our fixture server (``conformance_server.py``, served by the CLI over
 Streamable HTTP) and checks every scenario. Client mode: the harness starts mock servers and runs our driver
-(``conformance_client.py``) against each; scenarios we do not implement yet (OAuth) are listed in the
+(``conformance_client.py``) against each; scenarios known to fail would be listed in the
 ``expected-failures-*.yml`` files, which the harness itself enforces in both directions (a listed scenario
 that passes fails the run). See the interop runbook for versions and reference figures.
 """
@@ -162,7 +162,7 @@ CLIENT_SUITES = {
 
 @pytest.mark.parametrize("suite", list(CLIENT_SUITES))
 def test_client_suite(peers: Peers, suite: str, tmp_path: Path) -> None:
-    """Every client scenario; only the listed ones (auth/*, not written yet) may fail."""
+    """Every client scenario; only the listed ones may fail (none today)."""
     attribute, extra, expected_file = CLIENT_SUITES[suite]
     args = ["client", "--command", _client_command(), "--suite", "all", *extra]
     args += ["--timeout", str(CLIENT_SCENARIO_TIMEOUT_MS), "--expected-failures", str(HERE / expected_file)]

@@ -24,7 +24,10 @@ from mcp_notebook.auth.grant import ClientRegistration, client_auth, pkce_challe
 
 
 def test_challenge_params_quoted_and_bare() -> None:
-    header = 'Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://x/.well-known/oauth-protected-resource", realm=mcp'
+    header = (
+        'Bearer error="insufficient_scope", scope="files:read files:write", '
+        'resource_metadata="https://x/.well-known/oauth-protected-resource", realm=mcp'
+    )
     challenge = parse_www_authenticate(header)
     assert challenge is not None
     assert challenge.error == "insufficient_scope"
@@ -106,7 +109,8 @@ def test_authorization_url_has_pkce_state_and_resource() -> None:
     digest = hashlib.sha256(pending.verifier.encode()).digest()
     assert query["code_challenge"] == base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
     assert query["code_challenge"] == pkce_challenge(pending.verifier)
-    assert query["resource"] == "https://h/mcp" and query["scope"] == "a b" and query["state"] == pending.state
+    assert query["resource"] == "https://h/mcp" and query["scope"] == "a b"
+    assert query["state"] == pending.state
     form, headers = pending.token_request("the-code", _server())
     assert form["resource"] == "https://h/mcp" and form["code_verifier"] == pending.verifier
     assert form["client_id"] == "cid" and not headers

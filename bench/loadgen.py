@@ -2,6 +2,8 @@
 
     python bench/loadgen.py URL --client raw|ours|sdk --clients 1 16 --budget 1.5 --warmup 100
     python bench/loadgen.py URL --header "Authorization: Bearer TOKEN" ...   # extra request headers
+    python bench/loadgen.py URL --client ours --era modern ...   # library clients in one era: legacy
+                                                                   # (initialize) or modern (2026-07-28)
 
 For each number of clients: open that many MCP sessions, warm each up, then every session calls
 ``echo`` sequentially until the time budget ends; all sessions start together. Prints one JSON line:
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -82,7 +85,7 @@ class RawClient:
                 pass
 
 
-async def _open(kind: str, url: str, stack: AsyncExitStack, headers: dict[str, str]) -> Call:
+async def _open(kind: str, url: str, stack: AsyncExitStack, headers: dict[str, str], era: str) -> Call:
     if kind == "raw":
         http = await stack.enter_async_context(aiohttp.ClientSession())
         raw = RawClient(url, http, headers)
@@ -92,31 +95,34 @@ async def _open(kind: str, url: str, stack: AsyncExitStack, headers: dict[str, s
     if kind == "ours":
         from mcp_notebook import Client
 
-        ours = await stack.enter_async_context(Client(url, headers=headers or None))
+        ours = await stack.enter_async_context(Client(url, headers=headers or None, era=era))
         return lambda: ours.call_tool("echo", {"text": "x"})
     from mcp import Client as SDKClient
 
-    sdk = await stack.enter_async_context(SDKClient(url))
+    sdk = await stack.enter_async_context(SDKClient(url, mode="legacy" if era == "legacy" else "auto"))
     return lambda: sdk.call_tool("echo", {"text": "x"})
 
 
 async def _load(
-    kind: str, url: str, clients: int, budget: float, warmup: int, headers: dict[str, str]
+    kind: str, url: str, clients: int, budget: float, warmup: int, headers: dict[str, str], era: str
 ) -> dict[str, Any]:
     async with AsyncExitStack() as stack:
-        calls = [await _open(kind, url, stack, headers) for _ in range(clients)]
+        calls = [await _open(kind, url, stack, headers, era) for _ in range(clients)]
         for call in calls:
             for _ in range(warmup):
                 await call()
         counts = [0] * clients
         errors = [0] * clients
+        latencies: list[float] = []
         start = time.perf_counter()
         deadline = start + budget
 
         async def worker(i: int) -> None:
             while time.perf_counter() < deadline:
                 try:
+                    began = time.perf_counter()
                     await calls[i]()
+                    latencies.append(time.perf_counter() - began)
                     counts[i] += 1
                 except Exception:
                     errors[i] += 1
@@ -125,14 +131,29 @@ async def _load(
 
         await asyncio.gather(*(worker(i) for i in range(clients)))
         seconds = time.perf_counter() - start
-    return {"clients": clients, "calls": sum(counts), "seconds": seconds, "errors": sum(errors)}
+    return {
+        "clients": clients,
+        "calls": sum(counts),
+        "seconds": seconds,
+        "errors": sum(errors),
+        "p50_ms": 1000 * statistics.median(latencies) if latencies else 0.0,
+        "p99_ms": 1000 * _percentile(latencies, 0.99) if latencies else 0.0,
+    }
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def _main(args: argparse.Namespace) -> list[dict[str, Any]]:
     headers = dict(_header(h) for h in args.header)
     if headers and args.client == "sdk":
         raise SystemExit("--header is supported with --client raw and ours only")
-    return [await _load(args.client, args.url, k, args.budget, args.warmup, headers) for k in args.clients]
+    return [
+        await _load(args.client, args.url, k, args.budget, args.warmup, headers, args.era)
+        for k in args.clients
+    ]
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -149,6 +170,7 @@ def main() -> int:
     parser.add_argument("url")
     parser.add_argument("--client", choices=["raw", "ours", "sdk"], default="raw")
     parser.add_argument("--clients", type=int, nargs="+", default=[1])
+    parser.add_argument("--era", choices=["legacy", "modern"], default="legacy")
     parser.add_argument("--budget", type=float, default=1.5)
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument(

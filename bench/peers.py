@@ -69,7 +69,8 @@ def build_sdk() -> Any:
 async def _serve_ours_http(port: int) -> None:
     from mcp_notebook.transports.http_server import StreamableHTTPServer
 
-    http = StreamableHTTPServer(build_ours())
+    # the SDK server has no session cap; the growth curve opens 256 sessions
+    http = StreamableHTTPServer(build_ours(), max_sessions=1024)
     await http.start("127.0.0.1", port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -70,6 +70,18 @@ def _kernel_http(settings: Settings) -> Section:
     return _kernel_http.run(settings)
 
 
+def _eras(settings: Settings) -> Section:
+    import _eras
+
+    return _eras.run(settings)
+
+
+def _growth(settings: Settings) -> Section:
+    import _growth
+
+    return _growth.run(settings)
+
+
 SECTIONS: dict[str, Callable[[Settings], Section]] = {
     "memory": _memory,
     "import": _import,
@@ -77,6 +89,8 @@ SECTIONS: dict[str, Callable[[Settings], Section]] = {
     "http": _http,
     "notebook": _notebook,
     "kernel_http": _kernel_http,
+    "eras": _eras,
+    "growth": _growth,
 }
 
 

@@ -1,12 +1,17 @@
-"""jsonschema, imported without its 2-second tax.
+"""jsonschema, imported without the tax of its optional format packages.
 
-jsonschema's format module imports ``rfc3987_syntax`` when it is installed (Jupyter installs it, through
-jupyter-events), and that package compiles a Lark grammar at import time: measured 1.4-2.9 s on the project
-machine (``python -X importtime -c "import jsonschema"``), paid by every server start and ``%load_ext``.
-Only the ``iri``/``iri-reference`` format checks use it. So while jsonschema is first imported we hand it a
-stand-in whose ``is_valid_syntax`` imports the real module on first use: the checks behave exactly the same,
-and nobody pays for the grammar until an IRI is actually checked. The stand-in is removed from
-``sys.modules`` right after, so any other importer gets the real package.
+jsonschema's format module imports, when they are installed (Jupyter installs them), packages that only a
+few format checks use, and two of them are expensive at import time:
+
+- ``rfc3987_syntax`` compiles a Lark grammar: measured 1.4-2.9 s on the project machine
+  (``python -X importtime -c "import jsonschema"``); only ``iri``/``iri-reference`` use it;
+- ``isoduration`` imports ``arrow`` and its parsers: about a fifth of the package's whole API import; only
+  ``duration`` uses it.
+
+So while jsonschema is first imported we hand it stand-ins whose functions import the real module on first
+use (and translate its exception into the stand-in's, which is the class jsonschema registered): the checks
+behave exactly the same, and nobody pays for a package until its format is actually checked. The stand-ins
+are removed from ``sys.modules`` right after, so any other importer gets the real packages.
 """
 
 from __future__ import annotations
@@ -15,37 +20,75 @@ import importlib
 import importlib.util
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 
-def _lazy_rfc3987_syntax() -> None:
-    if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
-        return
+def _installed(name: str) -> bool:
     try:
-        found = importlib.util.find_spec("rfc3987_syntax") is not None
+        return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
-        found = False
-    if not found:
-        return
+        return False
+
+
+def _real(name: str, stand_in: types.ModuleType) -> Any:
+    real = sys.modules.get(name)
+    if real is None or real is stand_in:
+        sys.modules.pop(name, None)
+        real = importlib.import_module(name)
+    return real
+
+
+def _rfc3987_syntax() -> types.ModuleType:
+    stand_in = types.ModuleType("rfc3987_syntax")
 
     def is_valid_syntax(rule: str, value: str) -> Any:
-        real = sys.modules.get("rfc3987_syntax")
-        if real is None or real is stand_in:
-            sys.modules.pop("rfc3987_syntax", None)
-            real = importlib.import_module("rfc3987_syntax")
-        return real.is_valid_syntax(rule, value)
+        return _real("rfc3987_syntax", stand_in).is_valid_syntax(rule, value)
 
-    stand_in = types.ModuleType("rfc3987_syntax")
     stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
-    sys.modules["rfc3987_syntax"] = stand_in
+    return stand_in
+
+
+def _isoduration() -> types.ModuleType:
+    stand_in = types.ModuleType("isoduration")
+
+    class DurationParsingException(ValueError):
+        """Raised for an invalid duration (the real package's exception is chained as the cause)."""
+
+    def parse_duration(text: str) -> Any:
+        real = _real("isoduration", stand_in)
+        try:
+            return real.parse_duration(text)
+        except real.DurationParsingException as exc:
+            raise DurationParsingException(str(exc)) from exc
+
+    stand_in.DurationParsingException = DurationParsingException  # type: ignore[attr-defined]
+    stand_in.parse_duration = parse_duration  # type: ignore[attr-defined]
+    return stand_in
+
+
+_STAND_INS: dict[str, Callable[[], types.ModuleType]] = {
+    "rfc3987_syntax": _rfc3987_syntax,
+    "isoduration": _isoduration,
+}
+
+
+def _import_jsonschema_lazily() -> None:
+    if "jsonschema" in sys.modules:
+        return
+    placed = {}
+    for name, make in _STAND_INS.items():
+        if name not in sys.modules and _installed(name):
+            placed[name] = sys.modules[name] = make()
     try:
         importlib.import_module("jsonschema")
     finally:
-        if sys.modules.get("rfc3987_syntax") is stand_in:
-            del sys.modules["rfc3987_syntax"]
+        for name, stand_in in placed.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
 
 
-_lazy_rfc3987_syntax()
+_import_jsonschema_lazily()
 
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError  # noqa: E402
 from jsonschema.exceptions import SchemaError, UnknownType, best_match, relevance  # noqa: E402

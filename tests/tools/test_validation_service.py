@@ -120,3 +120,25 @@ def test_draft_07_is_honoured() -> None:
         "items": [{"type": "string"}],
     }
     assert schema_check(schema).problems({}) == []
+
+
+def test_optional_format_packages_are_imported_only_when_their_format_is_checked() -> None:
+    # jsonschema imports isoduration (and arrow) and rfc3987_syntax's grammar at import time; we defer both
+    # until a "duration" or "iri" value is checked, with the same verdicts (run in a fresh interpreter).
+    code = """
+import sys
+from mcp_notebook.tools._validation import schema_check
+heavy = [m for m in ("isoduration", "arrow", "rfc3987_syntax") if m in sys.modules]
+duration = schema_check({"type": "string", "format": "duration"})
+iri = schema_check({"type": "string", "format": "iri"})
+print(heavy, duration.problems("P1DT2H"), bool(duration.problems("two days")), "arrow" in sys.modules)
+print(iri.problems("https://example.org/é"), bool(iri.problems("no iri")))
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first == "[] [] True True"
+    assert second == "[] True"

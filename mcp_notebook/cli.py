@@ -6,6 +6,12 @@ module is a dotted import name (``pkg.tools``) or a path to a ``.py`` file, and 
 whose ``@mcp.tool`` tools are served (``notebook/notebook_file.py``). It is served over stdio (this
 process's stdin/stdout) unless ``--http HOST:PORT`` asks for Streamable HTTP.
 
+Served the same way as ``%mcp serve`` serves a notebook: incoming ``tools/call`` requests pass the same
+approval gate (:class:`~mcp_notebook.notebook.policy.IncomingPolicy`, headless here: a tool declaring
+``destructiveHint`` is refused unless an exact ``--rule PRINCIPAL.TOOL=allow`` says otherwise; the principal
+is ``stdio`` or ``http``), and HTTP gets the same :class:`~mcp_notebook.transports.http_limits.HTTPLimits`
+(``--limit NAME=VALUE``).
+
 How a target is loaded is chosen by its file suffix from :data:`LOADERS` (dotted names are imported);
 another kind of source, such as a notebook, plugs in with :func:`register_loader`.
 """
@@ -25,8 +31,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from .engine.server import Server
+from .errors import TargetError
+
+if TYPE_CHECKING:
+    from .engine.approval import IncomingCall
+    from .transports.http_limits import HTTPLimits
 
 __all__ = ["LOADERS", "Target", "TargetError", "load_server", "main", "parse_target", "register_loader"]
 
@@ -38,10 +50,6 @@ DEFAULT_SSE_RETRY_MS = 500
 
 EXIT_USAGE = 2  # argparse's code for a bad command line; a target that is not a Server is one too
 EXIT_INTERRUPTED = 130
-
-
-class TargetError(Exception):
-    """The target cannot be found, or is not a Server: the user's command line is wrong (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -178,19 +186,64 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _rule(text: str) -> tuple[str, str]:
+    pattern, equals, verdict = text.rpartition("=")
+    if not equals or not pattern:
+        raise argparse.ArgumentTypeError(f"expected PATTERN=allow|ask|deny, got {text!r}")
+    return pattern, verdict
+
+
+def _limit(text: str) -> tuple[str, float | int | None]:
+    from .transports.http_limits import HTTPLimits
+
+    name, equals, value = text.partition("=")
+    defaults = HTTPLimits()
+    if not equals or name not in HTTPLimits.names():
+        known = ", ".join(HTTPLimits.names())
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME one of {known}; got {text!r}")
+    if name == "rate" and value.lower() in ("none", "off"):
+        return name, None
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name}: expected a number, got {value!r}") from None
+    return name, int(number) if isinstance(getattr(defaults, name), int) else number
+
+
+def install_gate(server: Server, rules: Sequence[tuple[str, str]] = ()) -> None:
+    """The approval gate ``%mcp serve`` uses, headless: nobody is at a console to click."""
+    from .notebook.policy import AuditLog, Decision, IncomingPolicy, PolicyApprover
+
+    def report(call: IncomingCall, decision: Decision) -> None:
+        who = f"{call.peer.principal} (calls itself {call.declared_name!r})"
+        print(f"{PROG}: refused {call.tool!r} for {who}: {decision.by}", file=sys.stderr, flush=True)
+
+    policy = IncomingPolicy(dict(rules), headless=True)
+    PolicyApprover(policy, AuditLog(), on_denied=report).install(server)
+
+
 async def serve_http(
-    server: Server, host: str, port: int, *, token: str | None = None, sse_retry_ms: int | None = None
+    server: Server,
+    host: str,
+    port: int,
+    *,
+    token: str | None = None,
+    sse_retry_ms: int | None = None,
+    limits: HTTPLimits | None = None,
 ) -> None:
     """Serve over Streamable HTTP until SIGINT or SIGTERM, then stop cleanly (open sessions are ended).
 
-    ``sse_retry_ms`` set turns on SSE polling with that reconnection delay.
+    ``sse_retry_ms`` set turns on SSE polling with that reconnection delay; ``limits``: the HTTP bounds.
     """
     from .transports.http_server import StreamableHTTPServer
 
-    if sse_retry_ms is None:
-        http = StreamableHTTPServer(server, token=token)
-    else:
-        http = StreamableHTTPServer(server, token=token, sse_polling=True, sse_retry_ms=sse_retry_ms)
+    http = StreamableHTTPServer(
+        server,
+        token=token,
+        limits=limits,
+        sse_polling=sse_retry_ms is not None,
+        sse_retry_ms=sse_retry_ms or DEFAULT_SSE_RETRY_MS,
+    )
     url = await http.start(host, port)
     print(f"{PROG}: serving {server.name!r} at {url}", file=sys.stderr, flush=True)
     try:
@@ -240,16 +293,21 @@ def _serve(args: argparse.Namespace) -> int:
         traceback.print_exc()
         return 1
     try:
+        install_gate(server, args.rule)
+    except ValueError as exc:
+        print(f"{PROG}: error: --rule: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
         if stdio:
             server.run_stdio()
         else:
+            from .transports.http_limits import HTTPLimits
+
             host, port = args.http
             token = args.token or os.environ.get(TOKEN_ENV) or None
-            asyncio.run(
-                serve_http(
-                    server, host, port, token=token, sse_retry_ms=args.sse_retry if args.sse_polling else None
-                )
-            )
+            retry = args.sse_retry if args.sse_polling else None
+            limits = HTTPLimits(**dict(args.limit))
+            asyncio.run(serve_http(server, host, port, token=token, sse_retry_ms=retry, limits=limits))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return 0
@@ -297,6 +355,29 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_SSE_RETRY_MS,
         help=f"with --sse-polling: the reconnection delay sent to clients (default {DEFAULT_SSE_RETRY_MS})",
     )
+    serve.add_argument(
+        "--rule",
+        metavar="PATTERN=VERDICT",
+        type=_rule,
+        action="append",
+        default=[],
+        help=(
+            "an approval rule for incoming tool calls, PRINCIPAL.TOOL=allow|ask|deny (PRINCIPAL: stdio or "
+            "http); only an exact rule allows a tool that declares destructiveHint; repeatable"
+        ),
+    )
+    serve.add_argument(
+        "--limit",
+        metavar="NAME=VALUE",
+        type=_limit,
+        action="append",
+        default=[],
+        help=(
+            "with --http: change one HTTP limit (rate, burst, max_body_size, body_timeout, header_timeout, "
+            "session_idle_timeout, max_sessions_per_client, max_sessions; rate=none: no rate limit); "
+            "repeatable"
+        ),
+    )
     serve.set_defaults(run=_serve)
     return parser
 
@@ -304,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "serve" and args.http is None and (args.token or args.sse_polling):
-        parser.error("--token and --sse-polling apply to --http only")
+    if args.command == "serve" and args.http is None and (args.token or args.sse_polling or args.limit):
+        parser.error("--token, --sse-polling and --limit apply to --http only")
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)

@@ -27,7 +27,8 @@ from ..tools.prompts import PromptDef, make_prompt
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
 from ..tools.tool import Tool, make_tool
-from ..transports.base import Transport
+from ..transports.base import Peer, Transport
+from .approval import Approver
 from .server_session import ServerSession
 
 __all__ = ["Server"]
@@ -67,6 +68,7 @@ class Server:
         trace_size: int = 2000,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
+        approve: Approver | None = None,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         extra = {"title": title, "description": description, "websiteUrl": website_url, "icons": icons}
@@ -81,6 +83,9 @@ class Server:
         # Who answers a tool's elicitation when the calling client cannot: (params, clientInfo) ->
         # ElicitResult. None: the tool gets an error. The notebook asks its own user, in the server console.
         self.elicitation_fallback: ElicitationFallback | None = None
+        # Awaited before each tools/call runs, with the caller's identity (engine/approval.py; DESIGN 14).
+        # None: every call runs. The notebook's serving installs its policy, console and audit log here.
+        self.approve: Approver | None = approve
         self.trace_size = trace_size
         # 2026-07-28 caching hints (server/utilities/caching). A notebook's tools change whenever a cell is
         # re-run, so results are stale at once by default; the lists never vary by caller, hence "public".
@@ -292,9 +297,14 @@ class Server:
             session.notify_soon(method)
 
     # ---- serving -----------------------------------------------------------------------------------------
-    async def serve(self, transport: Transport, *, name: str | None = None) -> None:
-        """Serve one client over ``transport`` until it disconnects."""
-        session = ServerSession(self, transport, name=name or f"{self.name} server")
+    async def serve(self, transport: Transport, *, peer: Peer | None = None, name: str | None = None) -> None:
+        """Serve one client over ``transport`` until it disconnects.
+
+        ``peer``: who is at the other end, as the transport knows it (the approval hook sees it); by
+        default an in-process peer (``Peer("memory")``).
+        """
+        peer = peer or Peer("memory")
+        session = ServerSession(self, transport, peer=peer, name=name or f"{self.name} {peer.transport}")
         self.sessions.add(session)
         self._emit("session_opened", {"session": session})
         try:
@@ -309,7 +319,7 @@ class Server:
 
         with redirect_stdout_to_stderr():
             transport = StdioServerTransport()
-            await self.serve(transport, name=f"{self.name} stdio")
+            await self.serve(transport, peer=Peer("stdio"), name=f"{self.name} stdio")
 
     def run_stdio(self) -> None:
         asyncio.run(self.run_stdio_async())

@@ -27,7 +27,8 @@ from ..protocol.session import Role, Session, State, has_capability
 from ..tools.context import Context
 from ..tools.prompts import PromptArgumentError
 from ..tools.registry import paginate
-from ..transports.base import Transport
+from ..transports.base import Peer, Transport
+from .approval import IncomingCall, check, denied_result
 from .connection import Connection, IncomingRequest
 from .trace import Trace
 
@@ -44,8 +45,11 @@ LOG_LEVELS = modern.LOG_LEVELS  # RFC 5424 severities, lowest first
 class ServerSession:
     """The server side of one connection: a protocol session, its engine, and per-client state."""
 
-    def __init__(self, server: Server, transport: Transport, *, name: str = "server") -> None:
+    def __init__(
+        self, server: Server, transport: Transport, *, peer: Peer | None = None, name: str = "server"
+    ) -> None:
         self.server = server
+        self.peer = peer or Peer("memory")  # who this is, as the connection knows it (approval rules)
         self.session = Session(Role.SERVER, info=server.info, capabilities=server.capabilities())
         self.connection = Connection(
             self.session,
@@ -357,22 +361,39 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     arguments = r.params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
+    call = IncomingCall(s.peer, name, dict(arguments or {}), tool.definition, r.id, _declared(s, r))
+    event: dict[str, Any] = {"session": s, "request": r, "tool": name, "arguments": arguments, "call": call}
+    if s.server.approve is not None:  # the one approval point, for every transport (DESIGN decision 14)
+        approval = await check(s.server.approve, call)
+        if not approval.allowed:
+            s.server._emit("call_denied", {**event, "reason": approval.reason})
+            return denied_result(call, approval)
     inputs = _input_round(s, r)
     context = Context(_ContextBackend(s, r, inputs)) if tool.context_param else None
-    s.server._emit("call_started", {"session": s, "request": r, "tool": name, "arguments": arguments})
+    s.server._emit("call_started", event)
+    finished: dict[str, Any] = {**event, "outcome": None, "status": "cancelled"}
     try:
         outcome = await tool.call(
             arguments, context, run_sync=s.server.run_sync, run_async=s.server.run_async
         )
     except modern.RequestEscalation as escalation:
-        s.server._emit("call_finished", {"session": s, "request": r, "tool": name, "outcome": None})
+        finished["status"] = "input required"
         if not isinstance(escalation, modern.InputRequired):
             raise
         return _input_required(s, r, inputs, escalation)
-    if outcome.exception is not None:
-        log.info("tool %s failed: %s\n%s", name, outcome.exception, outcome.traceback or "")
-    s.server._emit("call_finished", {"session": s, "request": r, "tool": name, "outcome": outcome})
-    return outcome.result
+    else:
+        if outcome.exception is not None:
+            log.info("tool %s failed: %s\n%s", name, outcome.exception, outcome.traceback or "")
+        failed = outcome.result.get("isError") is True
+        finished |= {"outcome": outcome, "status": "failed" if failed else "done"}
+        return outcome.result
+    finally:  # also when cancelled, so listeners (console, audit) never keep a call "running"
+        s.server._emit("call_finished", finished)
+
+
+def _declared(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+    """The clientInfo the caller declared (per request in the modern era): for display only."""
+    return dict(r.modern.client_info if r.modern is not None else s.client_info)
 
 
 async def _resources_list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:

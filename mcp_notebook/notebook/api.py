@@ -121,7 +121,17 @@ class NotebookMCP:
         """
         from .serving import serve_notebook
 
-        return serve_notebook(self, host, port, token, **options)
+        return serve_notebook(
+            self.server,
+            host,
+            port,
+            token,
+            runtime=self.runtime,
+            audit=self.audit,
+            shell=self.shell,
+            headless=self.headless,
+            **options,
+        )
 
     def stop_serving(self) -> bool:
         """Stop the HTTP server started by :meth:`serve`; True if one was running."""

@@ -21,7 +21,10 @@ a synchronous call that needs a click returns a pending handle at once (DESIGN d
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode
@@ -97,3 +100,20 @@ def detect_headless(configured: bool | None, shell: Any = None) -> bool:
     if configured is not None:
         return configured
     return not any(cls.__name__ == "ZMQInteractiveShell" for cls in type(shell).__mro__)
+
+
+_loading = threading.local()
+
+
+def loading_notebook() -> bool:
+    """True while ``notebook_file.load_notebook`` runs cells on this thread (``%mcp serve`` then waits)."""
+    return bool(getattr(_loading, "depth", 0))
+
+
+@contextlib.contextmanager
+def marked_loading() -> Iterator[None]:
+    _loading.depth = getattr(_loading, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _loading.depth -= 1

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..engine.approval import IncomingCall
     from ..engine.server import Server
     from .kernel_thread import CallInfo, KernelThread, ToolOutput
-    from .serving import IncomingCall, ServingHandle
+    from .policy import Decision, IncomingPolicy
 
 __all__ = ["ConsoleRecord", "ServerConsole", "show_console"]
 
@@ -78,24 +79,32 @@ def _summary(result: dict[str, Any]) -> str:
     return _clip(" ".join(parts), _MAX_CELL)
 
 
-def _client_name(session: Any) -> str:
-    info = getattr(session, "client_info", None) or {}
-    name = info.get("name") if isinstance(info, dict) else None
-    return str(name or "unknown")
+def _caller(data: dict[str, Any]) -> str:
+    """Who called, for people: the connection's principal, and the name the client declared (a claim)."""
+    call = data.get("call")
+    if call is None:
+        return "unknown"
+    return _shown(call)
+
+
+def _shown(call: IncomingCall) -> str:
+    return f"{call.peer.principal} ({call.declared_name!r})"
 
 
 class _Card:
     """Approve / Deny / Always allow for one waiting incoming call."""
 
-    def __init__(self, call: IncomingCall, answer: Any) -> None:
+    def __init__(self, call: IncomingCall, why: str, answer: Any) -> None:
         import ipywidgets as w
 
         from .widgets import guarded
 
-        why = call.decision.by if call.decision is not None else ""
+        session = call.session_id[:8]
         head = (
-            f"<b>Incoming call:</b> <code>{html.escape(call.tool)}</code> from client "
-            f"<b>{html.escape(call.client)}</b> (session {html.escape(call.session_id[:8])}…)"
+            f"<b>Incoming call:</b> <code>{html.escape(call.tool)}</code> over "
+            f"<b>{html.escape(call.peer.principal)}</b>"
+            + (f" (session {html.escape(session)}…)" if session else "")
+            + f", from a client calling itself <i>{html.escape(call.declared_name)}</i>"
             f"<div class='mcpnb-note'>Asked because: {html.escape(why)}</div>"
             f"<pre>{html.escape(json.dumps(call.arguments, indent=1, default=str)[:2000])}</pre>"
         )
@@ -103,7 +112,7 @@ class _Card:
         approve = w.Button(description="Approve", button_style="success")
         deny = w.Button(description="Deny", button_style="danger")
         always = w.Button(
-            description=f"Always allow {call.tool} for {call.client}", layout=w.Layout(width="auto")
+            description=f"Always allow {call.tool} in this session", layout=w.Layout(width="auto")
         )
         approve.on_click(guarded(self.output, lambda: answer("allow")))
         deny.on_click(guarded(self.output, lambda: answer("deny")))
@@ -132,11 +141,11 @@ class ServerConsole:
         self.shell: Any = None
         self.closed = False
         self.pending: dict[int, tuple[IncomingCall, _Card | None, Any]] = {}
+        self.policy: IncomingPolicy | None = None  # where "always allow" choices go
         self.questions: dict[int, Any] = {}  # elicitation cards waiting for the notebook's user
         self._live: dict[tuple[int, Any], ConsoleRecord] = {}
         self._lock = threading.RLock()
         self._scheduled = False
-        self._handle: ServingHandle | None = None
         self._kernel: KernelThread | None = None
         self._widget: Any = None
         self._html: Any = None
@@ -144,9 +153,11 @@ class ServerConsole:
         self._header: Any = None
 
     # ---- wiring ------------------------------------------------------------------------------------------
-    def attach(self, server: Server, kernel: KernelThread | None, handle: ServingHandle) -> None:
-        self._handle, self._kernel = handle, kernel
-        self.status = f"serving at {handle.url}"
+    def attach(
+        self, server: Server, kernel: KernelThread | None, url: str, policy: IncomingPolicy | None = None
+    ) -> None:
+        self._kernel, self.policy = kernel, policy
+        self.status = f"serving at {url}"
         server.add_listener(self._on_event)
         if kernel is not None:
             kernel.add_output_listener(self._on_output)
@@ -172,25 +183,23 @@ class ServerConsole:
         key = (id(data.get("session")), getattr(request, "id", None))
         with self._lock:
             if event == "call_started":
-                record = ConsoleRecord(
-                    _client_name(data.get("session")), str(data.get("tool")), data.get("arguments") or {}
-                )
+                record = ConsoleRecord(_caller(data), str(data.get("tool")), data.get("arguments") or {})
                 self.records.append(record)
                 self._live[key] = record
             else:
                 record_or_none = self._live.pop(key, None)
                 if record_or_none is None:
                     return
-                self._finish(record_or_none, data.get("outcome"))
+                self._finish(record_or_none, data.get("outcome"), str(data.get("status") or ""))
         self._changed()
 
     @staticmethod
-    def _finish(record: ConsoleRecord, outcome: Any) -> None:
+    def _finish(record: ConsoleRecord, outcome: Any, status: str) -> None:
         record.duration = time.time() - record.started
         result = getattr(outcome, "result", None) or {}
         record.summary = _summary(result)
         failed = result.get("isError") is True
-        record.status = "error" if failed else "done"
+        record.status = "error" if failed else ("cancelled" if status == "cancelled" else "done")
         exception = getattr(outcome, "exception", None)
         if exception is not None:
             record.traceback = (
@@ -212,7 +221,7 @@ class ServerConsole:
         self._changed()
 
     # ---- approval ------------------------------------------------------------------------------------------
-    async def ask(self, call: IncomingCall) -> bool:
+    async def ask(self, call: IncomingCall, decision: Decision) -> bool:
         """Show an approval card for ``call`` and wait for the click (or the timeout: denied)."""
         from .widgets import resolve_soon
 
@@ -223,7 +232,7 @@ class ServerConsole:
         def resolve(value: str) -> None:
             resolve_soon(loop, answer, value)
 
-        card = _Card(call, resolve) if self.interactive else None
+        card = _Card(call, decision.by, resolve) if self.interactive else None
         with self._lock:
             if self.closed:
                 return False
@@ -238,13 +247,13 @@ class ServerConsole:
                 self.pending.pop(key, None)
             if card is not None:
                 card.widget.close()
-        if verdict == "always" and self._handle is not None and self._handle.policy is not None:
-            self._handle.policy.always_allow(call.client, call.tool)
+        if verdict == "always" and self.policy is not None:
+            self.policy.always_allow_call(call)
         approved = verdict in ("allow", "always")
         if not approved:
             with self._lock:
                 self.records.append(
-                    ConsoleRecord(call.client, call.tool, call.arguments, status="denied", decided_by="you")
+                    ConsoleRecord(_shown(call), call.tool, call.arguments, status="denied", decided_by="you")
                 )
         self._changed(now=True)
         return approved
@@ -275,12 +284,13 @@ class ServerConsole:
             card.close()
             self._changed(now=True)
 
-    def denied(self, call: IncomingCall) -> None:
+    def denied(self, call: IncomingCall, decision: Decision) -> None:
         """A call the policy denied without asking: shown, so the person sees who tried what."""
-        by = call.decision.by if call.decision is not None else "policy"
         with self._lock:
             self.records.append(
-                ConsoleRecord(call.client, call.tool, call.arguments, status="denied", decided_by=by)
+                ConsoleRecord(
+                    _shown(call), call.tool, call.arguments, status="denied", decided_by=decision.by
+                )
             )
         self._changed()
 
@@ -389,7 +399,7 @@ class ServerConsole:
             records, waiting = list(self.records), list(self.pending.values())
         lines = [f"MCP server console: {self.status}"]
         lines += [
-            f"  waiting for approval: {c.client} -> {c.tool} {json.dumps(c.arguments, default=str)}"
+            f"  waiting for approval: {_shown(c)} -> {c.tool} {json.dumps(c.arguments, default=str)}"
             for c, _, _ in waiting
         ]
         for r in records:
@@ -408,13 +418,14 @@ class ServerConsole:
         return {"text/plain": self.text(), "text/html": self._header_html() + self._table_html()}
 
 
-def show_console(console: ServerConsole, shell: Any, handle: ServingHandle | None = None) -> None:
-    """Show how to connect and the console in the current cell (the console keeps its display id)."""
+def show_console(console: ServerConsole, shell: Any, intro: dict[str, str] | None = None) -> None:
+    """Show ``intro`` (how to connect, a mimebundle) and the console in the current cell (the console keeps
+    its display id)."""
     if shell is None or getattr(shell, "display_pub", None) is None:
         return
     console.shell = shell
-    if handle is not None:
-        shell.display_pub.publish(data=handle._repr_mimebundle_(), metadata={})
+    if intro is not None:
+        shell.display_pub.publish(data=intro, metadata={})
     if console.interactive:
         console.widget()
     console.publish()

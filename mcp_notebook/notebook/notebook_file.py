@@ -16,14 +16,13 @@ import contextlib
 import json
 import os
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cli import TargetError
 from ..engine.server import Server
+from ..errors import TargetError
+from .config import loading_notebook, marked_loading
 
 __all__ = [
     "SKIP_TAGS",
@@ -36,7 +35,6 @@ __all__ = [
 ]
 
 SKIP_TAGS = frozenset({"skip", "mcp-skip"})
-_loading = threading.local()
 _shells: dict[int, Any] = {}  # id(server) -> the shell whose namespace its tools live in
 
 
@@ -58,20 +56,6 @@ class NotebookCell:
     number: int  # 1-based position among all the notebook's cells, as a person counts them
     source: str
     tags: frozenset[str]
-
-
-def loading_notebook() -> bool:
-    """True while :func:`load_notebook` runs cells on this thread."""
-    return bool(getattr(_loading, "depth", 0))
-
-
-@contextlib.contextmanager
-def _marked_loading() -> Iterator[None]:
-    _loading.depth = getattr(_loading, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _loading.depth -= 1
 
 
 def read_cells(path: Path) -> list[NotebookCell]:
@@ -124,7 +108,7 @@ def load_notebook(path: Path | str, attribute: str | None = None, *, chdir: bool
     if chdir:
         os.chdir(folder)
     shell.user_ns["__file__"] = str(path)
-    with _marked_loading():
+    with marked_loading():
         for cell in cells:
             result = shell.run_cell(cell.source, store_history=False)
             error = result.error_before_exec or result.error_in_exec

@@ -25,10 +25,14 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..engine.approval import Approval, IncomingCall
+
+if TYPE_CHECKING:
+    from ..engine.server import Server
 from .callargs import format_magic, format_python
 from .render_base import table_bundle
 
@@ -39,7 +43,9 @@ __all__ = [
     "AuditLog",
     "Decision",
     "History",
+    "IncomingPolicy",
     "Policy",
+    "PolicyApprover",
     "RuleBook",
     "Verdict",
     "declares_destructive",
@@ -90,10 +96,29 @@ def _specificity(pattern: str) -> tuple[int, int]:
     return literal, len(pattern)
 
 
+_GLOB = frozenset("*?[]")
+
+
+def _is_exact(pattern: str) -> bool:
+    return not _GLOB.intersection(pattern)
+
+
+def _matches(pattern: str, party: str, tool: str) -> bool:
+    """``PARTY.TOOL`` patterns match the two parts separately (the party part never spans a dot), so a
+    party named ``x.read_`` or ``*`` cannot stretch or become a pattern: ``*.read_*`` does not match
+    ``("x.read_", "hello")``. A bare ``*`` matches everything."""
+    if pattern == "*":
+        return True
+    party_pattern, _, tool_pattern = pattern.partition(".")
+    return fnmatch.fnmatchcase(party, party_pattern) and fnmatch.fnmatchcase(tool, tool_pattern)
+
+
 class RuleBook(abc.ABC):
     """Rules by ``PARTY.TOOL`` pattern, "always allow" choices and the headless fallback: the mechanics
     shared by the policy for calls the notebook makes (:class:`Policy`, PARTY = server) and the one for
-    calls made to it (``serving_gate.IncomingPolicy``, PARTY = client). Subclasses give the defaults."""
+    calls made to it (:class:`IncomingPolicy`, PARTY = the caller's principal). Subclasses give the
+    defaults. An exact rule is one without glob characters; only an exact rule may allow a tool that
+    declares ``destructiveHint``, and it must name the party and the tool literally."""
 
     party = "PARTY"
     example = "'party.tool' or 'party.*'"
@@ -102,18 +127,24 @@ class RuleBook(abc.ABC):
         self, rules: Mapping[str, str] | None = None, *, headless: bool = False, headless_policy: str = "deny"
     ) -> None:
         self._lock = threading.Lock()
-        self.rules: dict[str, Verdict] = {p: check_verdict(v) for p, v in (rules or {}).items()}
+        self.rules: dict[str, Verdict] = {}
+        for pattern, verdict in (rules or {}).items():
+            self.rules[self._check_pattern(pattern)] = check_verdict(verdict)
         self.headless = headless
         self.headless_policy: Verdict = check_verdict(headless_policy)
         if self.headless_policy == "ask":
             raise ValueError("the headless policy must be allow or deny: nobody is there to ask")
         self.session_allowed: set[str] = set()
 
+    def _check_pattern(self, pattern: str) -> str:
+        if "." not in pattern and pattern != "*":
+            raise ValueError(f"a rule pattern is {self.party}.TOOL (e.g. {self.example}), not {pattern!r}")
+        return pattern
+
     # -- changing it --------------------------------------------------------------------------------
     def set(self, pattern: str, verdict: str) -> None:
         """A rule for ``PARTY.TOOL`` or a pattern (fnmatch: ``everything.*``, ``*.delete_*``)."""
-        if "." not in pattern and pattern != "*":
-            raise ValueError(f"a rule pattern is {self.party}.TOOL (e.g. {self.example}), not {pattern!r}")
+        self._check_pattern(pattern)
         with self._lock:
             self.rules[pattern] = check_verdict(verdict)
 
@@ -126,20 +157,23 @@ class RuleBook(abc.ABC):
             self.session_allowed.add(f"{party}.{tool}")
 
     # -- deciding ---------------------------------------------------------------------------------------
-    def decide(self, party: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
-        decision = self._decide(party, tool, tool_def)
+    def decide(
+        self, party: str, tool: str, tool_def: Mapping[str, Any] | None, *, remembered: str | None = None
+    ) -> Decision:
+        """``remembered``: the key "always allow" choices were stored under, when not ``party``."""
+        decision = self._decide(party, tool, tool_def, remembered or party)
         if decision.verdict == "ask" and self.headless:
             return Decision(self.headless_policy, f"headless policy ({decision.by})")
         return decision
 
-    def _decide(self, party: str, tool: str, tool_def: Mapping[str, Any] | None) -> Decision:
-        key = f"{party}.{tool}"
+    def _decide(self, party: str, tool: str, tool_def: Mapping[str, Any] | None, remembered: str) -> Decision:
         with self._lock:
-            rules, allowed = dict(self.rules), key in self.session_allowed
-        if key in rules:
-            return Decision(rules[key], f"rule {key!r}")
-        matching = sorted((p for p in rules if fnmatch.fnmatchcase(key, p)), key=_specificity, reverse=True)
-        pattern = matching[0] if matching else None
+            rules, allowed = dict(self.rules), f"{remembered}.{tool}" in self.session_allowed
+        exact = f"{party}.{tool}"
+        if "." not in party and _is_exact(party) and exact in rules:
+            return Decision(rules[exact], f"rule {exact!r}")
+        matching = [p for p in rules if not _is_exact(p) and _matches(p, party, tool)]
+        pattern = max(matching, key=_specificity) if matching else None
         verdict = rules[pattern] if pattern is not None else None
         if verdict == "deny":
             return Decision("deny", f"rule {pattern!r}")
@@ -223,6 +257,118 @@ class Policy(RuleBook):
         return f"<Policy {len(self.rules)} rules, trusted={sorted(self.trusted)}, headless={self.headless}>"
 
 
+class IncomingPolicy(RuleBook):
+    """Who may run which served tool. Rules by ``PRINCIPAL.TOOL`` pattern, where the principal is what the
+    *connection* knows about the caller (:class:`~mcp_notebook.transports.base.Peer`): the name of the
+    credential it authenticated with, else its transport (``http``, ``stdio``, ``memory``) — never the
+    name the client declares. ``"*.wipe": "ask"``, ``"stdio.*": "allow"``, ``"inspector.*": "deny"``
+    (a token named ``inspector``). An ``allow`` *pattern* does not cover a tool declaring
+    ``destructiveHint`` (only an exact ``PRINCIPAL.TOOL`` rule does). Defaults: ask for tools that declare
+    ``destructiveHint: true``, allow read-only and other served tools (their author wrote them). Headless
+    (nobody to click), an ``ask`` becomes ``headless_policy``. "Always allow" is remembered per session."""
+
+    party = "PRINCIPAL"
+    example = "'*.wipe', 'http.*' or 'stdio.*'"
+
+    def _default(self, party: str, tool_def: Mapping[str, Any] | None) -> Decision:
+        if declares_destructive(tool_def):
+            return Decision("ask", "default: the tool declares destructiveHint")
+        if is_read_only(tool_def):
+            return Decision("allow", "default: read-only tool")
+        return Decision("allow", "default: served tool")
+
+    @staticmethod
+    def _remembered(call: IncomingCall) -> str:
+        return f"session:{call.peer.session_id}" if call.peer.session_id else call.peer.principal
+
+    def decide_call(self, call: IncomingCall) -> Decision:
+        return self.decide(call.peer.principal, call.tool, call.tool_def, remembered=self._remembered(call))
+
+    def always_allow_call(self, call: IncomingCall) -> None:
+        """The person chose "always allow" on a card: this tool, for the rest of this caller's session."""
+        self.always_allow(self._remembered(call), call.tool)
+
+
+Asker = Callable[[IncomingCall, Decision], Awaitable[bool]]
+
+
+class PolicyApprover:
+    """The gate :meth:`Server.approve <mcp_notebook.engine.server.Server>` awaits for served tools: decide
+    by :class:`IncomingPolicy`, ask a person (``ask``, the server console) when it says so, and record
+    every decision and how each call ended in the audit log (listen with :meth:`on_event`)."""
+
+    def __init__(
+        self,
+        policy: IncomingPolicy,
+        audit: AuditLog,
+        ask: Asker | None = None,
+        on_denied: Callable[[IncomingCall, Decision], None] | None = None,
+    ) -> None:
+        self.policy, self.audit, self.ask, self.on_denied = policy, audit, ask, on_denied
+        self._entries: dict[IncomingCall, AuditEntry] = {}
+
+    def install(self, server: Server) -> bool:
+        """Become ``server``'s approval hook (and hear how calls end), unless its author set a hook of their
+        own: that one stays, and False is returned. ``mcp-notebook serve`` and ``%mcp serve`` both do this."""
+        if server.approve is not None:
+            return False
+        server.approve = self
+        server.add_listener(self.on_event)
+        return True
+
+    def uninstall(self, server: Server) -> None:
+        if server.approve is self:
+            server.approve = None
+        server.remove_listener(self.on_event)
+
+    async def __call__(self, call: IncomingCall) -> Approval:
+        if call.peer.transport == "memory":  # the notebook's own calls: its outgoing Policy decided them
+            return Approval(True, "an in-process caller")
+        decision = self.policy.decide_call(call)
+        if decision.verdict == "ask" and self.ask is None:
+            decision = Decision("deny", f"nobody to ask ({decision.by})")
+        status = "awaiting-approval" if decision.verdict == "ask" else "running"
+        entry = AuditEntry(
+            call.peer.principal,
+            call.tool,
+            dict(call.arguments),
+            decision.verdict,
+            decision.by,
+            status,
+            kind="incoming",
+            client=call.declared_name,
+        )
+        self.audit.add(entry)
+        if decision.verdict == "ask":
+            assert self.ask is not None
+            try:
+                approved = await self.ask(call, decision)
+            except BaseException:
+                entry.status = "cancelled"
+                raise
+            decision = Decision("allow" if approved else "deny", "you, in the server console")
+            entry.decision, entry.decided_by = decision.verdict, decision.by
+        elif decision.verdict == "deny" and self.on_denied is not None:
+            self.on_denied(call, decision)
+        allowed = decision.verdict == "allow"
+        entry.status = "running" if allowed else "denied"
+        if allowed:
+            self._entries[call] = entry
+        return Approval(allowed, decision.by)
+
+    def on_event(self, event: str, data: dict[str, Any]) -> None:
+        """A server listener: a call's audit entry learns how it ended (done, failed, cancelled)."""
+        if event != "call_finished":
+            return
+        entry = self._entries.pop(data.get("call"), None)  # type: ignore[arg-type]
+        if entry is None:
+            return
+        entry.duration = time.time() - entry.time
+        entry.status = str(data.get("status") or "done")
+        if entry.status == "failed":
+            entry.error = "tool error (isError)"
+
+
 # --------------------------------------------------------------------------------------------- audit log
 
 _ids = itertools.count(1)
@@ -241,7 +387,9 @@ class AuditEntry:
     time: float = field(default_factory=time.time)
     duration: float | None = None
     error: str | None = None
-    kind: str = "call"  # or "elicitation", "sampling": requests from the server, answered here
+    kind: str = "call"  # or "elicitation", "sampling": requests from the server, answered here;
+    # "incoming": a call made to the notebook's served tools (``server`` is then the caller's principal)
+    client: str = ""  # incoming: the name the client declared (display only)
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

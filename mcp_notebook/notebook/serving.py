@@ -1,4 +1,4 @@
-"""The in-kernel server: the notebook's tools over Streamable HTTP (DESIGN decisions 6, 11 and 12).
+"""The in-kernel server: the notebook's tools over Streamable HTTP (DESIGN decisions 6, 11, 12 and 14).
 
 ```python
 h = serve(server)                    # 127.0.0.1, a free port, a random bearer token; shows how to connect
@@ -6,37 +6,32 @@ h.url, h.token, h.mcp_servers_entry  # ready-to-paste client configuration
 h.stop()                             # in-flight calls answered or cancelled; the port is free again
 ```
 
-Security (decision 12): 127.0.0.1 by default, a random token (``secrets.token_urlsafe``), Host/Origin
-validation, a body size cap, unguessable session ids (all in :mod:`~mcp_notebook.transports.http_server`),
-and a per-client token-bucket rate limit (429). Incoming ``tools/call`` requests from outside clients pass
-an approval gate first (decision 11): :class:`IncomingPolicy` allows read-only and ordinary notebook tools,
-asks about tools that declare ``destructiveHint`` (in the server console), with per-tool and per-client
-rules; every decision goes to the audit log. The gate sits between the HTTP session and the engine, so
-pings and lists never wait for a click, and a denied call is answered with a clean ``isError`` result.
+Security (decision 12) is the HTTP transport's, the same as ``mcp-notebook serve --http``: 127.0.0.1 by
+default, a random token (``secrets.token_urlsafe``), Host/Origin validation and every bound of
+:class:`~mcp_notebook.transports.http_limits.HTTPLimits` (rate, body size, header/body timeouts, session
+expiry and caps). Incoming ``tools/call`` requests pass the server's approval hook (decision 14,
+:mod:`mcp_notebook.engine.approval`), here a :class:`~.policy.PolicyApprover`: :class:`IncomingPolicy`
+allows read-only and ordinary notebook tools, asks about tools that declare ``destructiveHint`` (in the
+server console), with rules per tool and per caller principal; every decision goes to the audit log.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
+import dataclasses
 import html
 import json
-import math
 import secrets
 import shlex
 import threading
-import time
-from collections.abc import Awaitable, Callable, Container
+from collections.abc import Container
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
-from aiohttp.typedefs import Middleware
-
-from ..protocol.jsonrpc import ErrorResponse, serialize
+from ..engine.approval import Approver, IncomingCall
+from ..transports.http_limits import HTTPLimits, RateLimiter
 from ..transports.http_server import StreamableHTTPServer
-from .policy import AuditLog
-from .serving_gate import Approver, Gate, IncomingCall, IncomingPolicy, PolicyApprover
+from .policy import AuditLog, IncomingPolicy, PolicyApprover
 
 if TYPE_CHECKING:
     from ..engine.runtime import Runtime
@@ -46,83 +41,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Approver",
+    "HTTPLimits",
     "IncomingCall",
     "IncomingPolicy",
-    "RateLimiter",
     "ServingHandle",
     "active_handle",
-    "rate_limit_middleware",
     "serve",
     "serve_notebook",
     "stop_serving",
 ]
 
-DEFAULT_RATE = 100.0  # requests per second per client, sustained ...
-DEFAULT_BURST = 200  # ... and in a burst
-TOO_MANY_REQUESTS = -32029  # JSON-RPC error code in the 429 body (implementation-defined range)
 STOP_TIMEOUT = 15.0
-
-
-# ---- rate limiting -----------------------------------------------------------------------------------------
-class RateLimiter:
-    """A token bucket per client key: ``rate`` tokens a second, at most ``burst`` saved up."""
-
-    def __init__(
-        self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic, max_keys: int = 10_000
-    ) -> None:
-        if rate <= 0 or burst < 1:
-            raise ValueError("rate must be > 0 and burst >= 1")
-        self.rate, self.burst, self.clock, self.max_keys = rate, float(burst), clock, max_keys
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last time)
-
-    def take(self, key: str) -> float:
-        """Spend one token: 0.0 if allowed, else the seconds until one is available."""
-        now = self.clock()
-        tokens, last = self._buckets.get(key, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - last) * self.rate)
-        if tokens >= 1.0:
-            self._buckets[key] = (tokens - 1.0, now)
-            self._prune(now)
-            return 0.0
-        self._buckets[key] = (tokens, now)
-        return (1.0 - tokens) / self.rate
-
-    def _prune(self, now: float) -> None:
-        if len(self._buckets) <= self.max_keys:
-            return
-        full = self.burst / self.rate  # a bucket idle this long is full again: forgetting it changes nothing
-        self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < full}
-
-
-def client_key(request: web.Request, sessions: Container[str] = ()) -> str:
-    """Who is asking: a live MCP session, else the remote address and (a digest of) the credentials."""
-    session_id = request.headers.get("Mcp-Session-Id", "")
-    if session_id and session_id in sessions:
-        return f"session:{session_id}"
-    auth = hashlib.sha256(request.headers.get("Authorization", "").encode()).hexdigest()[:16]
-    return f"addr:{request.remote}:{auth}"
-
-
-def rate_limit_response(wait: float) -> web.Response:
-    body = serialize(ErrorResponse(None, TOO_MANY_REQUESTS, "Too Many Requests: slow down and retry"))
-    headers = {"Retry-After": str(max(1, math.ceil(wait)))}
-    return web.Response(status=429, text=body, content_type="application/json", headers=headers)
-
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def rate_limit_middleware(limiter: RateLimiter, key: Callable[[web.Request], str] = client_key) -> Middleware:
-    """An aiohttp middleware answering 429 (with ``Retry-After``) once a client's bucket is empty."""
-
-    @web.middleware
-    async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-        wait = limiter.take(key(request))
-        if wait > 0:
-            return rate_limit_response(wait)
-        return await handler(request)
-
-    return limit
+STOP_REASON = "the notebook stopped serving before answering"
 
 
 # ---- the handle --------------------------------------------------------------------------------------------
@@ -146,8 +76,10 @@ class ServingHandle:
         policy: IncomingPolicy | None = None,
         audit: AuditLog | None = None,
         kernel: KernelThread | None = None,
+        approve: Approver | None = None,
     ) -> None:
         self.server, self.http, self.runtime = server, http, runtime
+        self.approve = approve  # the hook this handle installed on the server (removed by stop)
         self.url, self.token, self.name = url, token, name
         self.console, self.policy, self.audit, self.kernel = console, policy, audit, kernel
         self.stopped = False
@@ -199,10 +131,13 @@ class ServingHandle:
                     self.server.elicitation_fallback = None
 
     async def _shutdown(self) -> None:
-        gate = self.http.server
-        if isinstance(gate, Gate):
-            await gate.abort_in_flight("the notebook stopped serving before answering")
-        await self.http.stop()
+        try:
+            await self.http.stop(STOP_REASON)
+        finally:
+            if isinstance(self.approve, PolicyApprover):
+                self.approve.uninstall(self.server)
+            elif self.approve is not None and self.server.approve is self.approve:
+                self.server.approve = None
 
     def __enter__(self) -> ServingHandle:
         return self
@@ -277,17 +212,19 @@ def serve(
     audit: AuditLog | None = None,
     console: ServerConsole | None = None,
     kernel: KernelThread | None = None,
-    rate: float | None = DEFAULT_RATE,
-    burst: int = DEFAULT_BURST,
+    limits: HTTPLimits | None = None,
     limiter: RateLimiter | None = None,
+    tokens: dict[str, str] | None = None,
     allowed_hosts: list[str] | None = None,
     allowed_origins: tuple[str, ...] = (),
-    max_body_size: int = 4 * 1024 * 1024,
+    **limit_values: Any,
 ) -> ServingHandle:
     """Serve ``server`` over Streamable HTTP on the runtime loop; re-serving the same server replaces the
-    previous one. ``approve``: the gate for incoming ``tools/call`` (default: ``policy`` decides, ``console``
-    asks, ``audit`` records). ``rate`` requests a second per client (``burst`` at once; ``None``: no limit;
-    ``limiter``: your own). ``kernel``: a :class:`KernelThread` to run the server's sync tools on."""
+    previous one. ``approve``: the approval hook for incoming ``tools/call`` (default: the server's own hook
+    if it has one, else ``policy`` decides, ``console`` asks, ``audit`` records). ``limits`` (or single
+    :class:`HTTPLimits` fields as keywords: ``rate=None``, ``max_body_size=...``): the HTTP bounds;
+    ``limiter``: your own rate limiter. ``tokens``: more bearer tokens, by name (the principal approval rules
+    see). ``kernel``: a :class:`KernelThread` to run the server's sync tools on."""
     from ..engine.runtime import get_runtime
 
     previous = active_handle(server)
@@ -298,26 +235,27 @@ def serve(
     interactive = console is not None and console.interactive
     policy = policy or IncomingPolicy(headless=not interactive)
     audit = audit if audit is not None else AuditLog()
-    if approve is None:
-        approve = PolicyApprover(
+    installed: Approver | None = None
+    if approve is not None:
+        server.approve = installed = approve
+    else:
+        gate = PolicyApprover(
             policy,
             audit,
             ask=console.ask if console is not None and interactive else None,
             on_denied=console.denied if console is not None else None,
         )
+        installed = gate if gate.install(server) else None
     if kernel is not None:
         kernel.install(server)
-    limiter = limiter or (RateLimiter(rate, burst) if rate else None)
-    middlewares: list[Middleware] = []
-    if limiter is not None:  # keyed by MCP session where there is one (looked up at request time)
-        middlewares.append(rate_limit_middleware(limiter, lambda request: client_key(request, http.sessions)))
     http = StreamableHTTPServer(
-        Gate(server, approve),
+        server,
         token=token,
+        tokens=tokens,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
-        max_body_size=max_body_size,
-        middlewares=middlewares,
+        limits=dataclasses.replace(limits or HTTPLimits(), **limit_values),
+        limiter=limiter,
     )
     url = runtime.run(http.start(host, port), timeout=STOP_TIMEOUT)
     handle = ServingHandle(
@@ -331,11 +269,12 @@ def serve(
         policy=policy,
         audit=audit,
         kernel=kernel,
+        approve=installed,
     )
     with _active_lock:
         _active[id(server)] = handle
     if console is not None:
-        console.attach(server, kernel, handle)
+        console.attach(server, kernel, url, policy)
         # A served tool's ctx.elicit() reaches the notebook's user when the calling client cannot answer.
         server.elicitation_fallback = console.elicit
     return handle
@@ -351,26 +290,28 @@ def stop_serving(server: Server) -> bool:
 
 
 def serve_notebook(
-    api: Any,
+    server: Server,
     host: str = "127.0.0.1",
     port: int = 0,
     token: str | None = None,
     *,
+    runtime: Runtime | None = None,
+    audit: AuditLog | None = None,
+    shell: Any = None,
+    headless: bool = True,
     show: bool = True,
     **options: Any,
 ) -> ServingHandle | None:
-    """What ``%mcp serve`` does with the notebook's ``mcp`` object (a ``NotebookMCP``): run tools on the
-    kernel's main thread, serve over HTTP, show the console and how to connect. While a notebook is loaded
-    by ``mcp-notebook serve NOTEBOOK.ipynb`` it does nothing (the command line serves it)."""
+    """What ``%mcp serve`` does with the notebook's server: run tools on the kernel's main thread, serve
+    over HTTP, show the console and how to connect. While a notebook is loaded by ``mcp-notebook serve
+    NOTEBOOK.ipynb`` it does nothing (the command line serves it)."""
+    from .config import loading_notebook
     from .console import ServerConsole, show_console
     from .kernel_thread import KernelThread
-    from .notebook_file import loading_notebook
 
     if loading_notebook():
         print("%mcp serve: ignored while mcp-notebook serves this notebook from the command line")
         return None
-    shell = getattr(api, "shell", None)
-    headless = bool(getattr(api, "headless", True))
     kernel: KernelThread | None = options.pop("kernel", None)
     if kernel is None:
         with contextlib.suppress(RuntimeError):  # no running loop (terminal IPython): worker threads
@@ -378,17 +319,17 @@ def serve_notebook(
     console = ServerConsole(interactive=not headless)
     policy = options.pop("policy", None) or IncomingPolicy(headless=headless)
     handle = serve(
-        api.server,
+        server,
         host,
         port,
         token,
-        runtime=api.runtime,
+        runtime=runtime,
         policy=policy,
-        audit=api.audit,
+        audit=audit,
         console=console,
         kernel=kernel,
         **options,
     )
     if show:
-        show_console(console, shell, handle)
+        show_console(console, shell, handle._repr_mimebundle_())
     return handle

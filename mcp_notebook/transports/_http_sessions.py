@@ -1,9 +1,10 @@
 """The sessions and streams behind :class:`~.http_server.StreamableHTTPServer` (kept apart for size).
 
-A :class:`_Session` is one engine's transport: its inbox, and one :class:`_Stream` per POSTed request plus
-the standalone (GET) stream. A legacy session lives from ``initialize`` to DELETE; a modern (2026-07-28)
-request gets a session of its own that ends with its answer. Events go to bounded buffers that HTTP
-connections (:class:`_Writer`) drain, so sending never blocks on a slow or vanished client.
+A :class:`_Session` is one engine's transport: its inbox, and one :class:`_Stream` per POSTed request (or
+batch) plus the standalone (GET) stream. A legacy session lives from ``initialize`` to DELETE, to its idle
+expiry, or to its eviction by a newer session (:class:`Sessions`: no lock-out by abandoned sessions); a
+modern (2026-07-28) request gets a session of its own that ends with its answer. Events go to bounded
+buffers that HTTP connections (:class:`_Writer`) drain, so sending never blocks on a slow or vanished client.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING
 
-from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse
+from mcp_notebook.protocol.errors import INTERNAL_ERROR
+from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, serialize
 
 from .base import TransportClosed
+from .http_limits import HTTPLimits
 from .sse import encode_event
 
 if TYPE_CHECKING:
     from .http_server import StreamableHTTPServer
 
-__all__ = ["HTTPSessionTransport"]
+__all__ = ["HTTPSessionTransport", "Sessions"]
 
 log = logging.getLogger("mcp_notebook.http")
 
@@ -53,6 +56,7 @@ class _Stream:
         self.answer: str | None = None
         self.writer: _Writer | None = None
         self.activity = asyncio.Event()  # set by every event and by finish (a modern POST waits on it)
+        self.batch: set[RequestId] | None = None  # a 2025-03-26 batch's requests still unanswered
 
     def event_id(self, seq: int) -> str:
         return f"{self.id}_{seq}"
@@ -101,9 +105,14 @@ class _Stream:
 class _Session:
     """One client's MCP session: the engine's transport, its inbox and its streams."""
 
-    def __init__(self, owner: StreamableHTTPServer, session_id: str) -> None:
+    def __init__(
+        self, owner: StreamableHTTPServer, session_id: str, credential: str | None = None, client: str = ""
+    ) -> None:
         self.owner = owner
         self.id = session_id
+        self.credential = credential  # the name of the token that opened it: only it may use the session
+        self.client = client  # who opened it, for the per-client session cap
+        self.last_seen = asyncio.get_running_loop().time()
         self.inbox: asyncio.Queue[str | None] = asyncio.Queue()
         self.close_reason: str | None = None
         self.protocol_version: str | None = None
@@ -133,6 +142,22 @@ class _Session:
         self.active[request.id] = stream
         return stream
 
+    def open_batch(self, requests: list[Request], *, json_mode: bool) -> _Stream:
+        """One stream for a 2025-03-26 batch: the engine answers it with one array (basic#batching)."""
+        stream = self._new_stream(None, json_mode=json_mode)
+        stream.batch = {request.id for request in requests}
+        for request in requests:
+            self.active[request.id] = stream
+        return stream
+
+    def touch(self) -> None:
+        self.last_seen = asyncio.get_running_loop().time()
+
+    @property
+    def busy(self) -> bool:
+        """A request is being answered or a client holds a stream open: not idle, whatever the clock says."""
+        return bool(self.active) or any(stream.writer is not None for stream in self.streams.values())
+
     def find(self, last_event_id: str) -> tuple[_Stream, int] | None:
         stream_id, _, seq = last_event_id.rpartition("_")
         stream = self.streams.get(stream_id)
@@ -144,6 +169,9 @@ class _Session:
         """Route one outgoing message to its stream (transports#multiple-connections: one stream each)."""
         if self.close_reason is not None:
             raise TransportClosed(f"HTTP session {self.id[:8]}: {self.close_reason}")
+        if message.startswith("["):  # the engine's answer to a batch: one array, on the batch's stream
+            self._deliver_batch(message)
+            return
         parsed = parse(message)[0]
         if isinstance(parsed, Response | ErrorResponse):
             stream = self.active.pop(parsed.id, None) if parsed.id is not None else None
@@ -160,6 +188,15 @@ class _Session:
             stream = self.standalone
         stream.add(message)
 
+    def _deliver_batch(self, message: str) -> None:
+        ids = [a.id for a in parse(message, allow_batch=True) if isinstance(a, Response | ErrorResponse)]
+        popped = (self.active.pop(i, None) for i in ids if i is not None)
+        streams = {id(stream): stream for stream in popped if stream is not None}
+        if not streams:  # nobody waits for it (a batch without requests): the GET stream carries it
+            self.standalone.add(message)
+        for stream in streams.values():
+            stream.finish(message)
+
     def _on_answer(self, stream: _Stream, answer: Response | ErrorResponse) -> None:
         if stream.request is None or stream.request.method != "initialize":
             return
@@ -173,6 +210,10 @@ class _Session:
         """The client cancelled a request: the engine sends no answer, so end its stream here."""
         if isinstance(request_id, str | int) and not isinstance(request_id, bool):
             stream = self.active.pop(request_id, None)
+            if stream is not None and stream.batch is not None:
+                stream.batch.discard(request_id)  # the engine's array will not include it
+                if stream.batch:
+                    return
             if stream is not None:
                 stream.finish()
 
@@ -184,16 +225,56 @@ class _Session:
         stream.writer.stop()
         return True
 
-    def terminate(self, reason: str) -> None:
+    def terminate(self, reason: str, *, answer_pending: bool = False) -> None:
+        """End the session. Unanswered requests get an error carrying ``reason`` when ``answer_pending``
+        (the server is stopping); otherwise their streams just end (the client resumes, gets 404 and learns
+        the session is gone)."""
         if self.close_reason is not None:
             return
         self.close_reason = reason
         self.inbox.put_nowait(None)
-        for stream in list(self.active.values()):
-            stream.finish()  # unanswered: the client resumes, gets 404 and learns the session is gone
+        for request_id, stream in list(self.active.items()):
+            if answer_pending and stream.batch is None:
+                stream.finish(serialize(ErrorResponse(request_id, INTERNAL_ERROR, reason)))
+            stream.finish()
         self.active.clear()
         self.standalone.finish()
         self.owner._forget(self)
+
+
+class Sessions(dict[str, _Session]):
+    """The live legacy sessions by id, with the caps of :class:`~.http_limits.HTTPLimits`.
+
+    A new session never fails because of abandoned ones: past the per-client cap the client's idlest
+    session is ended, past the total cap the idlest of anyone's; only sessions in use (a request being
+    answered, a stream open) are never evicted, so 503 means every session is busy.
+    """
+
+    def __init__(self, limits: HTTPLimits) -> None:
+        super().__init__()
+        self.limits = limits
+
+    def make_room(self, client: str) -> bool:
+        """Evict what the caps require before ``client`` opens a session; False when nothing may go."""
+        own = [s for s in self.values() if s.client == client]
+        if len(own) >= self.limits.max_sessions_per_client and not self._evict_idlest(own):
+            return False
+        return len(self) < self.limits.max_sessions or self._evict_idlest(list(self.values()))
+
+    @staticmethod
+    def _evict_idlest(candidates: list[_Session]) -> bool:
+        idle = [s for s in candidates if not s.busy]
+        if not idle:
+            return False
+        min(idle, key=lambda s: s.last_seen).terminate("evicted: the idlest session, to make room")
+        return True
+
+    def expire(self, now: float) -> None:
+        """End sessions nobody used for ``session_idle_timeout`` seconds."""
+        limit = self.limits.session_idle_timeout
+        for session in list(self.values()):
+            if not session.busy and now - session.last_seen > limit:
+                session.terminate(f"expired after {limit:g} s without use")
 
 
 class HTTPSessionTransport:

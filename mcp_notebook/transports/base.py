@@ -10,16 +10,25 @@ A transport carries serialized JSON-RPC messages (``str``, one message each) bet
 * ``await aclose()`` ends it; idempotent; bounded in time.
 
 Foreign exceptions (OSError, aiohttp errors, ...) are translated at this boundary, ``raise ... from``.
+
+What a server-side transport hands the layer above besides messages is declared here too: :class:`Peer`, who
+is at the other end as the *connection* knows it (transport kind, session, which credential). Approval rules
+match that, never a name the peer declares about itself (DESIGN decision 14).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.jsonrpc import RequestId
 
-__all__ = ["Transport", "TransportClosed"]
+__all__ = ["CREDENTIAL_NAME", "Peer", "Serves", "Transport", "TransportClosed"]
+
+# A credential's name becomes the principal approval rules match (``NAME.TOOL``): no dots, no glob characters.
+CREDENTIAL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
 class TransportClosed(ConnectionClosedError):
@@ -33,3 +42,31 @@ class Transport(Protocol):
     async def receive(self) -> str: ...
 
     async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Who is at the other end of a server-side connection, as the connection itself knows it.
+
+    ``transport``: ``"memory"``, ``"stdio"``, ``"http"``... ``session_id``: the session the transport issued
+    (HTTP's ``Mcp-Session-Id``), if any. ``credential``: the *name* of the credential that authenticated the
+    peer (a named bearer token), never the secret. Nothing here comes from what the peer says about itself.
+    """
+
+    transport: str
+    session_id: str | None = None
+    credential: str | None = None
+
+    @property
+    def principal(self) -> str:
+        """The name rules are written for: the credential's name, else the transport kind."""
+        return self.credential or self.transport
+
+
+class Serves(Protocol):
+    """What a server-side transport needs from the layer above: someone to serve each new connection."""
+
+    async def serve(self, transport: Transport, *, peer: Peer | None = None) -> None: ...
+
+    def tool_input_schema(self, name: object) -> dict[str, Any] | None:
+        """The inputSchema of tool ``name`` (None if unknown): modern HTTP checks ``Mcp-Param-*`` headers."""

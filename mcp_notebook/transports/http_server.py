@@ -17,22 +17,21 @@ Other server messages go on the session's GET stream, buffered while none is ope
 ``<stream>_<seq>``, so a client can resume any stream with GET + ``Last-Event-ID``. Sending never blocks on,
 or fails because of, a slow or vanished HTTP client: events go to bounded buffers that connections drain.
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http; security
-(DESIGN decision 12): 127.0.0.1 by default, Host/Origin validation, optional bearer token, body size cap.
+(DESIGN decisions 12 and 14): 127.0.0.1 by default, Host/Origin validation and bearer tokens
+(``_http_guard.py``), and every bound of :class:`~.http_limits.HTTPLimits` (rate, body size, header and body
+timeouts, session idle expiry, per-client and total session caps that evict the idlest session).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import secrets
 import socket
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Iterable, Mapping
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
-from yarl import URL
 
 from mcp_notebook.protocol import modern
 from mcp_notebook.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, JSONRPCError
@@ -47,39 +46,33 @@ from mcp_notebook.protocol.jsonrpc import (
 )
 from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
-from ._http_sessions import HTTPSessionTransport, _Session, _Stream, _Writer
-from .base import Transport
+from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, bare
+from ._http_guard import error_response as _error
+from ._http_sessions import HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
+from .base import Peer, Serves
+from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware
 from .sse import encode_comment
 
-__all__ = ["DEFAULT_ALLOWED_HOSTS", "HTTPSessionTransport", "StreamableHTTPServer"]
+__all__ = ["DEFAULT_ALLOWED_HOSTS", "HTTPLimits", "HTTPSessionTransport", "StreamableHTTPServer"]
 
 log = logging.getLogger("mcp_notebook.http")
 
-DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _DRAIN_SECONDS = 0.5
 _WATCH_SECONDS = 0.25  # how often a modern request's stream checks that its client is still there
 _DISCONNECTED = (ConnectionError, OSError)  # aiohttp's ClientConnectionResetError is a ConnectionResetError
 
 
-class Serves(Protocol):
-    async def serve(self, transport: Transport) -> None: ...
-
-
-def _error(
-    status: int, message: str, code: int = INVALID_REQUEST, headers: dict[str, str] | None = None
-) -> web.Response:
-    """An HTTP error whose body is a JSON-RPC error without id (transports: the body MAY be one)."""
-    body = serialize(ErrorResponse(None, code, message))
-    return web.Response(status=status, text=body, content_type="application/json", headers=headers)
-
-
 class StreamableHTTPServer:
-    """Serves ``server`` (anything with ``async def serve(transport)``) over Streamable HTTP at ``path``.
+    """Serves ``server`` (anything with ``async def serve(transport, peer=...)``) over Streamable HTTP.
 
-    ``token``: require ``Authorization: Bearer <token>``. ``allowed_hosts``: host names accepted in ``Host``
-    (with our port) and ``Origin`` (any port); ``"*"`` accepts every Host. ``allowed_origins``: more exact
-    origins. ``json_response``: answer requests with one JSON body instead of an SSE stream.
+    ``token``: require ``Authorization: Bearer <token>``; ``tokens``: more, by name
+    (``{"inspector": "..."}``): a caller's :class:`~.base.Peer` carries the name of the token it used,
+    never the secret, and a session only answers to the token that opened it. ``allowed_hosts``: host
+    names accepted in ``Host`` (with our port) and ``Origin`` (any port); ``"*"`` accepts every Host.
+    ``allowed_origins``: more exact origins. ``limits``: every bound (:class:`~.http_limits.HTTPLimits`);
+    ``limiter``: your own rate limiter (tests give it a clock).
+    ``json_response``: answer requests with one JSON body instead of an SSE stream.
     ``sse_polling`` (2025-11-25, SEP-1699): every stream starts with a priming event (an id, empty data and
     ``retry: sse_retry_ms``), and a request's stream is closed when its answer takes longer than
     ``sse_poll_seconds``; the client resumes it with GET + ``Last-Event-ID``.
@@ -91,14 +84,15 @@ class StreamableHTTPServer:
         *,
         path: str = "/mcp",
         token: str | None = None,
+        tokens: Mapping[str, str] | None = None,
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] = (),
+        limits: HTTPLimits | None = None,
+        limiter: RateLimiter | None = None,
         json_response: bool = False,
         sse_polling: bool = False,
         sse_retry_ms: int = 500,
         sse_poll_seconds: float = 0.25,
-        max_body_size: int = 4 * 1024 * 1024,
-        max_sessions: int = 100,
         replay_events: int = 256,
         retained_streams: int = 32,
         keepalive: float | None = 15.0,
@@ -106,26 +100,26 @@ class StreamableHTTPServer:
         middlewares: Iterable[Middleware] = (),
     ) -> None:
         self.server = server
-        self.middlewares = tuple(middlewares)  # aiohttp middlewares run before ours (rate limits, logging)
+        self.limits = limits or HTTPLimits()
+        rate = self.limits.rate
+        self.limiter = limiter or (RateLimiter(rate, self.limits.burst) if rate is not None else None)
+        self.middlewares = tuple(middlewares)  # aiohttp middlewares run before ours (logging...)
         self.path = path
-        self._token = token
-        hosts = DEFAULT_ALLOWED_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
-        self._allowed_hosts = {_bare(h) for h in hosts}
-        self._allowed_origins = {o.lower().rstrip("/") for o in allowed_origins}
+        self.guard = Guard(
+            token=token, tokens=tokens, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
+        )
         self.json_response = json_response
         self.sse_polling = sse_polling
         self.sse_retry_ms = sse_retry_ms
         self.sse_poll_seconds = sse_poll_seconds
-        self.max_body_size = max_body_size
-        self.max_sessions = max_sessions
         self.replay_events = replay_events
         self.retained_streams = retained_streams
         self.keepalive = keepalive
         self.shutdown_timeout = shutdown_timeout
-        self.sessions: dict[str, _Session] = {}
+        self.sessions = Sessions(self.limits)
         self._runner: web.AppRunner | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         self._url: str | None = None
-        self._port = 0
 
     @property
     def url(self) -> str:
@@ -138,10 +132,22 @@ class StreamableHTTPServer:
         """Listen on ``host:port`` (port 0: any free port); returns the endpoint URL."""
         if self._runner is not None:
             raise RuntimeError("the server is already started")
-        app = web.Application(client_max_size=self.max_body_size, middlewares=self.middlewares)
+        middlewares = list(self.middlewares)
+        if self.limiter is not None:  # keyed by MCP session where there is one (looked up per request)
+            sessions = self.sessions
+            middlewares.append(rate_limit_middleware(self.limiter, lambda r: client_key(r, sessions)))
+        app = web.Application(client_max_size=self.limits.max_body_size, middlewares=middlewares)
         app.router.add_route("*", self.path, self._handle)
+        # keepalive_timeout bounds how long a connection may sit without a complete request head (aiohttp
+        # closes it when its handler still waits for one): slow-headers clients do not hold the server.
         # By cleanup time our sessions and streams have ended: only requests racing the shutdown remain.
-        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=_DRAIN_SECONDS)
+        runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=_DRAIN_SECONDS,
+            keepalive_timeout=self.limits.header_timeout,
+        )
         await runner.setup()
         sock: socket.socket | None = None
         try:
@@ -155,21 +161,25 @@ class StreamableHTTPServer:
             await runner.cleanup()
             raise
         self._runner = runner
-        self._port = sock.getsockname()[1]
+        self.guard.port = sock.getsockname()[1]
         if host not in ("0.0.0.0", "::", ""):
-            self._allowed_hosts.add(_bare(host))
+            self.guard.allowed_hosts.add(bare(host))
         shown = f"[{host}]" if ":" in host else host
-        self._url = f"http://{shown}:{self._port}{self.path}"
+        self._url = f"http://{shown}:{self.guard.port}{self.path}"
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="MCP HTTP session sweeper")
         return self._url
 
-    async def stop(self) -> None:
-        """End every session (unanswered requests get an error), stop listening, free the port. Bounded."""
+    async def stop(self, reason: str = "the server stopped before answering") -> None:
+        """End every session, stop listening, free the port. Bounded. Requests still unanswered get a
+        JSON-RPC error carrying ``reason``; the tools' late answers are dropped."""
         runner, self._runner = self._runner, None
         if runner is None:
             return
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         sessions = list(self.sessions.values())
         for session in sessions:
-            session.terminate("the server is stopping")
+            session.terminate(reason, answer_pending=True)
         tasks = [s.task for s in sessions if s.task is not None and not s.task.done()]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self.shutdown_timeout)
@@ -179,12 +189,20 @@ class StreamableHTTPServer:
                 await asyncio.wait(pending, timeout=self.shutdown_timeout)
         await runner.cleanup()
 
+    async def _sweep(self) -> None:
+        """End sessions idle longer than ``session_idle_timeout`` (checked a few times per timeout)."""
+        idle = self.limits.session_idle_timeout
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
+            self.sessions.expire(asyncio.get_running_loop().time())
+
     def _forget(self, session: _Session) -> None:
         self.sessions.pop(session.id, None)
 
     async def _run_session(self, session: _Session) -> None:
+        peer = Peer("http", session.id if session.id in self.sessions else None, session.credential)
         try:
-            await self.server.serve(session.transport)
+            await self.server.serve(session.transport, peer=peer)
         except Exception:
             log.exception("HTTP session %s: serve() failed", session.id[:8])
         finally:
@@ -192,7 +210,7 @@ class StreamableHTTPServer:
 
     # ---- request handling --------------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        refusal = self._check_security(request)
+        refusal = self.guard.check(request)
         if refusal is not None:
             return refusal
         if request.method == "POST":
@@ -203,55 +221,13 @@ class StreamableHTTPServer:
             return self._delete(request)
         return _error(405, "Method not allowed", headers={"Allow": "GET, POST, DELETE"})
 
-    def _check_security(self, request: web.Request) -> web.Response | None:
-        # DNS rebinding defence (transports#security-warning; MCP-NOTES section 9): Host and Origin.
-        if "*" not in self._allowed_hosts and not self._host_allowed(request.headers.get("Host", "")):
-            return _error(403, "Forbidden: Host header not allowed")
-        origin = request.headers.get("Origin")
-        if origin is not None and not self._origin_allowed(origin):
-            return _error(403, "Forbidden: Origin not allowed")
-        if self._token is not None:
-            scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                given.strip().encode(), self._token.encode()
-            ):
-                challenge = 'Bearer error="invalid_token"' if given else "Bearer"
-                return _error(
-                    401,
-                    "Unauthorized: a valid bearer token is required",
-                    headers={"WWW-Authenticate": challenge},
-                )
-        return None
-
-    def _host_allowed(self, host: str) -> bool:
-        if host.startswith("["):
-            name, _, rest = host[1:].partition("]")
-            port = rest.removeprefix(":")
-        else:
-            name, _, port = host.partition(":")
-        if _bare(name) not in self._allowed_hosts:
-            return False
-        return port == str(self._port) or (not port and self._port == 80)
-
-    def _origin_allowed(self, origin: str) -> bool:
-        if origin.lower().rstrip("/") in self._allowed_origins:
-            return True
-        try:
-            url = URL(origin)
-        except ValueError:
-            return False
-        return (
-            url.scheme in ("http", "https")
-            and url.host is not None
-            and _bare(url.host) in self._allowed_hosts
-        )
-
     def _session_for(self, request: web.Request) -> _Session | web.Response:
         session_id = request.headers.get("Mcp-Session-Id")
         if not session_id:
             return _error(400, "Bad Request: missing Mcp-Session-Id header")
         session = self.sessions.get(session_id)
-        if session is None:
+        # A session answers only to the credential that opened it: to any other it does not exist.
+        if session is None or session.credential != self.guard.credential(request):
             return _error(404, "Session not found", code=-32001)
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in SUPPORTED_VERSIONS:
@@ -259,21 +235,34 @@ class StreamableHTTPServer:
             return _error(
                 400, f"Bad Request: unsupported MCP-Protocol-Version {version!r} (supported: {supported})"
             )
+        session.touch()
         return session
+
+    async def _read_body(self, request: web.Request) -> str | web.Response:
+        limit = self.limits.max_body_size
+        if request.content_length is not None and request.content_length > limit:
+            return _error(413, f"Payload Too Large: the limit is {limit} bytes")
+        try:
+            body = await asyncio.wait_for(request.read(), self.limits.body_timeout)
+            return body.decode("utf-8")
+        except web.HTTPRequestEntityTooLarge:
+            return _error(413, f"Payload Too Large: the limit is {limit} bytes")
+        except asyncio.TimeoutError:
+            timeout = self.limits.body_timeout
+            return _error(408, f"Request Timeout: the body did not arrive within {timeout:g} s")
+        except UnicodeDecodeError:
+            return _error(400, "Parse error: the body is not UTF-8", code=PARSE_ERROR)
 
     async def _post(self, request: web.Request) -> web.StreamResponse:
         if request.content_type != "application/json":
             return _error(415, "Unsupported Media Type: Content-Type must be application/json")
         if not _accepts(request, "application/json", "text/event-stream"):
             return _error(406, "Not Acceptable: Accept must include application/json and text/event-stream")
-        if request.content_length is not None and request.content_length > self.max_body_size:
-            return _error(413, f"Payload Too Large: the limit is {self.max_body_size} bytes")
-        try:
-            text = (await request.read()).decode("utf-8")
-        except web.HTTPRequestEntityTooLarge:
-            return _error(413, f"Payload Too Large: the limit is {self.max_body_size} bytes")
-        except UnicodeDecodeError:
-            return _error(400, "Parse error: the body is not UTF-8", code=PARSE_ERROR)
+        text = await self._read_body(request)
+        if isinstance(text, web.Response):
+            return text
+        if text.lstrip().startswith("["):
+            return await self._post_batch(request, text)
         message = parse(text)[0]
         if isinstance(message, Invalid):
             reply = message.reply or ErrorResponse(
@@ -285,24 +274,54 @@ class StreamableHTTPServer:
         if isinstance(message, Request) and message.method == "initialize":
             if request.headers.get("Mcp-Session-Id"):
                 return _error(400, "Bad Request: initialize must not carry an Mcp-Session-Id")
-            if len(self.sessions) >= self.max_sessions:
-                return _error(503, "Service Unavailable: too many sessions", code=INTERNAL_ERROR)
-            session = self._new_session()
+            client = f"{self.guard.credential(request)}@{request.remote}"
+            if not self.sessions.make_room(client):
+                return _error(503, "Service Unavailable: every session is in use", code=INTERNAL_ERROR)
+            session = self._new_session(self.guard.credential(request), client)
         else:
             found = self._session_for(request)
             if isinstance(found, web.Response):
                 return found
             session = found
-        headers = {"Mcp-Session-Id": session.id}
         if not isinstance(message, Request):
             if isinstance(message, Notification) and message.method == "notifications/cancelled":
                 session.cancel((message.params or {}).get("requestId"))
             session.inbox.put_nowait(text)
-            return web.Response(status=202, headers=headers)
+            return web.Response(status=202, headers={"Mcp-Session-Id": session.id})
         if message.id in session.active:
             return _error(400, f"Invalid Request: request id {message.id!r} is already in use")
         stream = session.open_request(message, json_mode=self.json_response)
         session.inbox.put_nowait(text)
+        return await self._answer(request, session, stream)
+
+    async def _post_batch(self, request: web.Request, text: str) -> web.StreamResponse:
+        """A JSON-RPC batch: only in a 2025-03-26 session, which has them (basic#batching); later versions
+        require a single message per POST. The engine answers the batch with one array."""
+        found = self._session_for(request)
+        if isinstance(found, web.Response):
+            return found
+        session = found
+        if session.protocol_version != "2025-03-26":
+            why = f"JSON-RPC batches are not supported in protocol version {session.protocol_version}"
+            return _error(400, f"Invalid request: {why}")
+        items = parse(text, allow_batch=True)
+        requests = [m for m in items if isinstance(m, Request)]
+        ids = [r.id for r in requests]
+        if len(set(ids)) < len(ids) or any(i in session.active for i in ids):
+            return _error(400, "Invalid Request: a request id in the batch is already in use")
+        for item in items:
+            if isinstance(item, Notification) and item.method == "notifications/cancelled":
+                session.cancel((item.params or {}).get("requestId"))
+        if not requests:
+            session.inbox.put_nowait(text)
+            return web.Response(status=202, headers={"Mcp-Session-Id": session.id})
+        stream = session.open_batch(requests, json_mode=self.json_response)
+        session.inbox.put_nowait(text)
+        return await self._answer(request, session, stream)
+
+    async def _answer(self, request: web.Request, session: _Session, stream: _Stream) -> web.StreamResponse:
+        """The HTTP response to a POSTed request (or batch): one JSON body, or its SSE stream."""
+        headers = {"Mcp-Session-Id": session.id}
         if stream.json_mode:
             await stream.done.wait()  # always set: by the answer, a cancellation or the session's end
             if stream.answer is None:
@@ -349,7 +368,7 @@ class StreamableHTTPServer:
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return _answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
-        session = _Session(self, secrets.token_urlsafe(16))
+        session = _Session(self, secrets.token_urlsafe(16), self.guard.credential(request))
         session.task = asyncio.get_running_loop().create_task(
             self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
         )
@@ -366,18 +385,17 @@ class StreamableHTTPServer:
 
     def _check_param_headers(self, request: web.Request, message: Request) -> None:
         """``Mcp-Param-*`` headers against the called tool's ``x-mcp-header`` parameters (SEP-2243)."""
-        lookup = getattr(self.server, "tool_input_schema", None)
         params = message.params or {}
-        if message.method != "tools/call" or lookup is None:
+        if message.method != "tools/call":
             return
-        schema = lookup(params.get("name"))
+        schema = self.server.tool_input_schema(params.get("name"))
         if isinstance(schema, dict):
             error = modern.check_param_headers(schema, params.get("arguments"), request.headers)
             if error is not None:
                 raise error
 
-    def _new_session(self) -> _Session:
-        session = _Session(self, secrets.token_urlsafe(32))
+    def _new_session(self, credential: str | None, client: str) -> _Session:
+        session = _Session(self, secrets.token_urlsafe(32), credential, client)
         self.sessions[session.id] = session
         session.task = asyncio.get_running_loop().create_task(
             self._run_session(session), name=f"MCP HTTP session {session.id[:8]}"
@@ -437,6 +455,7 @@ class StreamableHTTPServer:
             log.debug("HTTP session %s: stream %s lost its client: %r", session.id[:8], stream.id, exc)
         finally:
             stream.detach(writer)
+            session.touch()  # idle time counts from when the client let go of the stream
         return response
 
     async def _pump(
@@ -507,10 +526,6 @@ async def _first_activity(request: web.Request, stream: _Stream) -> bool:
             if _gone(request):
                 return False
     return True
-
-
-def _bare(host: str) -> str:
-    return host.strip().lower().removeprefix("[").removesuffix("]")
 
 
 def _accepts(request: web.Request, *types: str) -> bool:

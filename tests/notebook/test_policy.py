@@ -260,8 +260,7 @@ def test_always_allow_beats_an_ask_pattern_but_never_a_deny() -> None:
 
 
 def test_incoming_and_outgoing_policies_share_the_rule_mechanics() -> None:
-    from mcp_notebook.notebook.policy import Policy, RuleBook
-    from mcp_notebook.notebook.serving_gate import IncomingPolicy
+    from mcp_notebook.notebook.policy import IncomingPolicy, Policy, RuleBook
 
     destructive = {"annotations": {"destructiveHint": True}}
     for policy in (Policy({"a.*": "allow"}), IncomingPolicy({"a.*": "allow"})):

@@ -1,5 +1,7 @@
-"""Incoming calls pass the approval gate (DESIGN decision 11): ask for destructive tools, allow read-only
-ones, per-tool and per-client overrides, every decision in the audit log, the console showing it all."""
+"""Incoming calls pass the server's approval hook (DESIGN decisions 11 and 14): ask for destructive tools,
+allow read-only ones, per-tool and per-principal overrides (the principal is what the connection knows:
+the named token or the transport, never the client's declared name), every decision in the audit log, the
+console showing it all."""
 
 from __future__ import annotations
 
@@ -59,18 +61,18 @@ def wait_until(condition: Any, what: str) -> None:
 
 def test_policy_defaults_and_overrides() -> None:
     policy = IncomingPolicy()
-    assert policy.decide("c", "peek", READ_ONLY).verdict == "allow"
-    assert policy.decide("c", "plain", {}).verdict == "allow"
-    assert policy.decide("c", "wipe", DESTRUCTIVE).verdict == "ask"
+    assert policy.decide("http", "peek", READ_ONLY).verdict == "allow"
+    assert policy.decide("http", "plain", {}).verdict == "allow"
+    assert policy.decide("http", "wipe", DESTRUCTIVE).verdict == "ask"
     policy.set("*.wipe", "allow")  # a pattern does not cover a declared-destructive tool
-    assert policy.decide("c", "wipe", DESTRUCTIVE).verdict == "ask"
-    policy.set("trusted-client.wipe", "allow")  # an exact CLIENT.TOOL rule does
-    assert policy.decide("trusted-client", "wipe", DESTRUCTIVE).verdict == "allow"
-    policy.set("stranger.*", "deny")  # per client
+    assert policy.decide("http", "wipe", DESTRUCTIVE).verdict == "ask"
+    policy.set("ci.wipe", "allow")  # an exact PRINCIPAL.TOOL rule does (a token named "ci")
+    assert policy.decide("ci", "wipe", DESTRUCTIVE).verdict == "allow"
+    policy.set("stranger.*", "deny")  # per principal
     assert policy.decide("stranger", "peek", READ_ONLY).verdict == "deny"
-    policy.always_allow("c", "wipe")
-    assert policy.decide("c", "wipe", DESTRUCTIVE).by == "always allow (this session)"
-    assert IncomingPolicy(headless=True).decide("c", "wipe", DESTRUCTIVE).verdict == "deny"
+    policy.always_allow("http", "wipe")
+    assert policy.decide("http", "wipe", DESTRUCTIVE).by == "always allow (this session)"
+    assert IncomingPolicy(headless=True).decide("http", "wipe", DESTRUCTIVE).verdict == "deny"
     with pytest.raises(ValueError):
         policy.set("nodot", "allow")
 
@@ -98,13 +100,14 @@ def test_destructive_call_waits_for_the_console_while_pings_answer(runtime: Runt
         assert request(handle.url, handle.token, session, "ping", {}, rid=6).status == 200  # not blocked
         listed = answer(request(handle.url, handle.token, session, "tools/list", {}, rid=7), 7)
         assert {t["name"] for t in listed["result"]["tools"]} == {"peek", "wipe", "plain"}
-        assert "waiting for approval: claude-test -> wipe" in console.text()
+        assert "waiting for approval: http ('claude-test') -> wipe" in console.text()
         assert console.answer("deny") == 1
         caller.join(WAIT)
         result = answer(replies[0], 5)["result"]
         assert result["isError"] is True and "did not approve" in result["content"][0]["text"]
         entry = audit.entries()[-1]
-        assert (entry.server, entry.tool, entry.decision, entry.status) == (
+        assert (entry.server, entry.client, entry.tool, entry.decision, entry.status) == (
+            "http",
             "claude-test",
             "wipe",
             "deny",
@@ -167,16 +170,81 @@ def test_headless_denies_destructive_and_runs_the_rest(runtime: Runtime) -> None
     ]
 
 
-def test_per_client_rule_denies_without_asking(runtime: Runtime) -> None:
+def test_per_principal_rule_denies_without_asking(runtime: Runtime) -> None:
+    """Named tokens make principals: a rule for one token's holder leaves the other's calls alone."""
     policy = IncomingPolicy()
     policy.set("untrusted.*", "deny")
-    with serve(make_server(), runtime=runtime, policy=policy) as handle:
-        untrusted = open_session(handle.url, handle.token, "untrusted")
-        reply = request(handle.url, handle.token, untrusted, "tools/call", {"name": "peek"}, rid=1)
-        assert answer(reply, 1)["result"]["isError"] is True
-        other = open_session(handle.url, handle.token, "someone-else")
-        reply = request(handle.url, handle.token, other, "tools/call", {"name": "peek"}, rid=1)
+    tokens = {"untrusted": "token-of-the-untrusted", "partner": "token-of-the-partner"}
+    with serve(make_server(), runtime=runtime, policy=policy, tokens=tokens) as handle:
+        untrusted = open_session(
+            handle.url, tokens["untrusted"], "partner"
+        )  # a borrowed name changes nothing
+        reply = request(handle.url, tokens["untrusted"], untrusted, "tools/call", {"name": "peek"}, rid=1)
+        result = answer(reply, 1)["result"]
+        assert result["isError"] is True and "rule 'untrusted.*'" in result["content"][0]["text"]
+        other = open_session(handle.url, tokens["partner"], "untrusted")
+        reply = request(handle.url, tokens["partner"], other, "tools/call", {"name": "peek"}, rid=1)
         assert answer(reply, 1)["result"]["content"][0]["text"] == "peeked"
+        # a session answers only to the token that opened it
+        stolen = request(handle.url, tokens["partner"], untrusted, "tools/call", {"name": "peek"}, rid=2)
+        assert stolen.status == 404
+
+
+HOSTILE_NAMES = [
+    "*",
+    "x.read_",
+    "*.wipe",
+    "http",
+    "http.wipe",
+    "[a-z]*",
+    "?",
+    "<b onclick=x>evil</b>",
+    "a.b.c",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_hostile_client_name_cannot_bypass_a_deny_or_the_destructive_safeguard(
+    runtime: Runtime, name: str
+) -> None:
+    """Issue 8's approval bypass: the key was ``f"{clientInfo.name}.{tool}"``, so a client named ``*`` turned
+    the pattern ``*.wipe: allow`` into an exact rule (skipping the destructiveHint safeguard) and one named
+    ``x.read_`` made ``*.read_*: allow`` outrank ``*.hello: deny``. Rules now see the connection only."""
+    server = make_server()
+
+    @server.tool
+    def hello() -> str:
+        """Say hello."""
+        return "hello"
+
+    policy = IncomingPolicy({"*.wipe": "allow", "*.read_*": "allow", "*.hello": "deny"}, headless=True)
+    audit = AuditLog()
+    with serve(server, runtime=runtime, policy=policy, audit=audit) as handle:
+        session = open_session(handle.url, handle.token, name)
+        wipe = {"name": "wipe", "arguments": {"table": "t"}}
+        wiped = answer(request(handle.url, handle.token, session, "tools/call", wipe, rid=1), 1)["result"]
+        assert wiped["isError"] is True, wiped  # the pattern allow never covers a destructive tool
+        assert "destructiveHint" in wiped["content"][0]["text"]
+        said = answer(request(handle.url, handle.token, session, "tools/call", {"name": "hello"}, rid=2), 2)
+        assert said["result"]["isError"] is True
+        assert "rule '*.hello'" in said["result"]["content"][0]["text"]
+        assert [(e.server, e.client, e.decision) for e in audit.entries()] == [
+            ("http", name, "deny"),
+            ("http", name, "deny"),
+        ]
+        ok = answer(request(handle.url, handle.token, session, "tools/call", {"name": "peek"}, rid=3), 3)
+        assert ok["result"]["content"][0]["text"] == "peeked"
+
+
+def test_the_console_shows_a_declared_name_escaped(runtime: Runtime) -> None:
+    console = ServerConsole(interactive=False)
+    policy = IncomingPolicy({"*.peek": "deny"})
+    with serve(make_server(), runtime=runtime, console=console, policy=policy) as handle:
+        session = open_session(handle.url, handle.token, "<img src=x onerror=alert(1)>")
+        request(handle.url, handle.token, session, "tools/call", {"name": "peek"}, rid=1)
+        wait_until(lambda: "denied" in console.text(), "the denied row")
+        page = console._repr_mimebundle_()["text/html"]
+        assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
 
 
 def test_cancelling_a_call_waiting_for_approval(runtime: Runtime) -> None:

@@ -1,7 +1,7 @@
 """Notebook tools run on the kernel's main thread (DESIGN decision 6), in a real ipykernel.
 
 One kernel for the module (started and always shut down by the fixture); the notebook serves its tools
-with ``serve_notebook(mcp)`` exactly as ``%mcp serve`` will. Every wait is bounded; the busy-cell test
+with ``mcp.serve()`` exactly as ``%mcp serve`` will. Every wait is bounded; the busy-cell test
 orders events with a flag file, not with sleeps.
 """
 
@@ -29,7 +29,6 @@ SETUP = '''
 %load_ext mcp_notebook
 import asyncio, os, threading, time
 from IPython.display import display
-from mcp_notebook.notebook.serving import serve_notebook
 
 KERNEL_LOOP = asyncio.get_running_loop()
 G = 41
@@ -52,7 +51,7 @@ def phase() -> str:
     """The phase a cell left behind."""
     return PHASE
 
-h = serve_notebook(mcp)
+h = mcp.serve()
 '''
 
 
@@ -203,6 +202,6 @@ def test_stop_in_the_kernel_frees_the_port(nb: Kernel, served: dict[str, Any]) -
         probe.bind(("127.0.0.1", port))
     assert "stopped" in nb.run("print(h.console.text())").stdout
     restarted = nb.value(
-        "(lambda h2: [h2.url != h.url or True, h2.stopped])(serve_notebook(mcp, show=False))"
+        "(lambda h2: [h2.url != h.url or True, h2.stopped])(mcp.serve(show=False))"
     )
     assert restarted == [True, False]

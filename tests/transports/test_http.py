@@ -28,7 +28,7 @@ from mcp_notebook.protocol.session import (
     Role,
     Session,
 )
-from mcp_notebook.transports.base import Transport, TransportClosed
+from mcp_notebook.transports.base import Peer, Transport, TransportClosed
 from mcp_notebook.transports.http_client import (
     SessionExpired,
     StreamableHTTPClientTransport,
@@ -53,7 +53,10 @@ class EchoServer:
         self.transports: list[Transport] = []
         self.ended = asyncio.Event()
 
-    async def serve(self, transport: Transport) -> None:
+    def tool_input_schema(self, name: object) -> dict[str, Any] | None:
+        return None
+
+    async def serve(self, transport: Transport, *, peer: Peer | None = None) -> None:
         self.transports.append(transport)
         session = Session(Role.SERVER, capabilities={})
         tasks: set[asyncio.Task[None]] = set()

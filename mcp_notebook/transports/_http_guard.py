@@ -1,0 +1,117 @@
+"""Who may talk to the Streamable HTTP server: Host, Origin and bearer-token checks (DESIGN decision 12).
+
+DNS rebinding defence (transports#security-warning): ``Host`` must name an allowed host with our port, and
+an ``Origin``, when sent, an allowed host (any port) or an exact allowed origin; otherwise 403. With tokens,
+``Authorization: Bearer <token>`` is required (401 with ``WWW-Authenticate``). A token may have a name: the
+name (never the secret) is the credential the connection's :class:`~.base.Peer` carries, which approval
+rules match. Secrets are compared in constant time.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterable, Mapping
+
+from aiohttp import web
+from yarl import URL
+
+from ..protocol.errors import INVALID_REQUEST
+from ..protocol.jsonrpc import ErrorResponse, serialize
+from .base import CREDENTIAL_NAME
+
+__all__ = ["DEFAULT_ALLOWED_HOSTS", "Guard", "error_response"]
+
+DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def error_response(
+    status: int, message: str, code: int = INVALID_REQUEST, headers: dict[str, str] | None = None
+) -> web.Response:
+    """An HTTP error whose body is a JSON-RPC error without id (transports: the body MAY be one)."""
+    body = serialize(ErrorResponse(None, code, message))
+    return web.Response(status=status, text=body, content_type="application/json", headers=headers)
+
+
+def bare(host: str) -> str:
+    return host.strip().lower().removeprefix("[").removesuffix("]")
+
+
+class Guard:
+    """The checks every request passes before anything else looks at it."""
+
+    def __init__(
+        self,
+        *,
+        token: str | None,
+        tokens: Mapping[str, str] | None,
+        allowed_hosts: Iterable[str] | None,
+        allowed_origins: Iterable[str],
+    ) -> None:
+        named = dict(tokens or {})
+        for name in named:
+            if not CREDENTIAL_NAME.fullmatch(name):
+                raise ValueError(f"a token's name is a letter then letters, digits, '_' or '-', not {name!r}")
+        # secret -> name (None: the unnamed token, whose callers' principal is their transport)
+        self._secrets: list[tuple[bytes, str | None]] = [(s.encode(), n) for n, s in named.items()]
+        if token is not None:
+            self._secrets.append((token.encode(), None))
+        hosts = DEFAULT_ALLOWED_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
+        self.allowed_hosts = {bare(h) for h in hosts}
+        self._allowed_origins = {o.lower().rstrip("/") for o in allowed_origins}
+        self.port = 0
+
+    def check(self, request: web.Request) -> web.Response | None:
+        """None when the request may proceed (its credential's name is then ``credential(request)``)."""
+        if "*" not in self.allowed_hosts and not self._host_allowed(request.headers.get("Host", "")):
+            return error_response(403, "Forbidden: Host header not allowed")
+        origin = request.headers.get("Origin")
+        if origin is not None and not self._origin_allowed(origin):
+            return error_response(403, "Forbidden: Origin not allowed")
+        if not self._secrets:
+            return None
+        if self._identify(request) is None:
+            given = request.headers.get("Authorization", "").partition(" ")[2]
+            challenge = 'Bearer error="invalid_token"' if given else "Bearer"
+            return error_response(
+                401,
+                "Unauthorized: a valid bearer token is required",
+                headers={"WWW-Authenticate": challenge},
+            )
+        return None
+
+    def credential(self, request: web.Request) -> str | None:
+        """The name of the token ``request`` carries (None: the unnamed token, or none is required)."""
+        found = self._identify(request)
+        return found[0] if found is not None else None
+
+    def _identify(self, request: web.Request) -> tuple[str | None] | None:
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        return self._match(given.strip().encode()) if scheme.lower() == "bearer" else None
+
+    def _match(self, given: bytes) -> tuple[str | None] | None:
+        match: tuple[str | None] | None = None
+        for secret, name in self._secrets:  # every secret compared: the time says nothing about which
+            if hmac.compare_digest(given, secret) and match is None:
+                match = (name,)
+        return match
+
+    def _host_allowed(self, host: str) -> bool:
+        if host.startswith("["):
+            name, _, rest = host[1:].partition("]")
+            port = rest.removeprefix(":")
+        else:
+            name, _, port = host.partition(":")
+        if bare(name) not in self.allowed_hosts:
+            return False
+        return port == str(self.port) or (not port and self.port == 80)
+
+    def _origin_allowed(self, origin: str) -> bool:
+        if origin.lower().rstrip("/") in self._allowed_origins:
+            return True
+        try:
+            url = URL(origin)
+        except ValueError:
+            return False
+        return (
+            url.scheme in ("http", "https") and url.host is not None and bare(url.host) in self.allowed_hosts
+        )

@@ -103,7 +103,7 @@ class StreamableHTTPServer:
         self.limits = limits or HTTPLimits()
         rate = self.limits.rate
         self.limiter = limiter or (RateLimiter(rate, self.limits.burst) if rate is not None else None)
-        self.middlewares = tuple(middlewares)  # aiohttp middlewares run before ours (logging...)
+        self.middlewares = tuple(middlewares)  # aiohttp middlewares (OAuth): after the rate limit, before us
         self.path = path
         self.guard = Guard(
             token=token, tokens=tokens, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
@@ -133,9 +133,9 @@ class StreamableHTTPServer:
         if self._runner is not None:
             raise RuntimeError("the server is already started")
         middlewares = list(self.middlewares)
-        if self.limiter is not None:  # keyed by MCP session where there is one (looked up per request)
-            sessions = self.sessions
-            middlewares.append(rate_limit_middleware(self.limiter, lambda r: client_key(r, sessions)))
+        if self.limiter is not None:  # keyed by MCP session where there is one (looked up per request);
+            sessions = self.sessions  # outermost, so it also bounds credential guessing
+            middlewares.insert(0, rate_limit_middleware(self.limiter, lambda r: client_key(r, sessions)))
         app = web.Application(client_max_size=self.limits.max_body_size, middlewares=middlewares)
         app.router.add_route("*", self.path, self._handle)
         # keepalive_timeout bounds how long a connection may sit without a complete request head (aiohttp

@@ -201,7 +201,5 @@ def test_stop_in_the_kernel_frees_the_port(nb: Kernel, served: dict[str, Any]) -
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", port))
     assert "stopped" in nb.run("print(h.console.text())").stdout
-    restarted = nb.value(
-        "(lambda h2: [h2.url != h.url or True, h2.stopped])(mcp.serve(show=False))"
-    )
+    restarted = nb.value("(lambda h2: [h2.url != h.url or True, h2.stopped])(mcp.serve(show=False))")
     assert restarted == [True, False]

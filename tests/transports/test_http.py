@@ -28,7 +28,8 @@ from mcp_notebook.protocol.session import (
     Role,
     Session,
 )
-from mcp_notebook.transports.base import Peer, Transport, TransportClosed
+from mcp_notebook.transports.base import Peer as ConnectionPeer
+from mcp_notebook.transports.base import Transport, TransportClosed
 from mcp_notebook.transports.http_client import (
     SessionExpired,
     StreamableHTTPClientTransport,
@@ -56,7 +57,7 @@ class EchoServer:
     def tool_input_schema(self, name: object) -> dict[str, Any] | None:
         return None
 
-    async def serve(self, transport: Transport, *, peer: Peer | None = None) -> None:
+    async def serve(self, transport: Transport, *, peer: ConnectionPeer | None = None) -> None:
         self.transports.append(transport)
         session = Session(Role.SERVER, capabilities={})
         tasks: set[asyncio.Task[None]] = set()

@@ -67,10 +67,12 @@ def build_sdk() -> Any:
 
 
 async def _serve_ours_http(port: int) -> None:
+    from mcp_notebook.transports.http_limits import HTTPLimits
     from mcp_notebook.transports.http_server import StreamableHTTPServer
 
-    # the SDK server has no session cap; the growth curve opens 256 sessions
-    http = StreamableHTTPServer(build_ours(), max_sessions=1024)
+    # the SDK server has no session cap nor rate limit; the growth curve opens 256 sessions from one address
+    limits = HTTPLimits(rate=None, max_sessions=1024, max_sessions_per_client=1024)
+    http = StreamableHTTPServer(build_ours(), limits=limits)
     await http.start("127.0.0.1", port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,10 +1,18 @@
-"""What the HTTP client transports share: the inbox, the error a failed exchange becomes, SSE reading."""
+"""What the HTTP client transports share: the inbox, the error a failed exchange becomes, SSE reading.
+
+Foreign exceptions (aiohttp's, OSError, asyncio.TimeoutError) are translated here, once, into
+:class:`ExchangeFailed` (``raise ... from exc``, like httpx's transport boundary): :func:`exchange` wraps one
+HTTP request and everything read inside it, :func:`iter_sse` a stream read later.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import email.utils
 import io
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import aiohttp
@@ -15,22 +23,77 @@ from .base import TransportClosed
 from .sse import SSEDecoder, SSEEvent
 
 __all__ = [
+    "MAX_RETRY_AFTER",
     "TRANSPORT_ERROR",
     "ClientInbox",
+    "ExchangeFailed",
     "SessionExpired",
     "error_response",
+    "exchange",
     "http_failure",
     "iter_sse",
     "owned_session",
     "request_body",
+    "retry_after",
     "snippet",
+    "translated",
 ]
 
 TRANSPORT_ERROR = -32000  # JSON-RPC "server error" range: the HTTP exchange failed, not the method
+MAX_RETRY_AFTER = 10.0  # seconds of 429 ``Retry-After`` waits one message accepts, in total
 
 
 class SessionExpired(TransportClosed):
     """The server no longer knows our session (HTTP 404): start a new one with a fresh ``initialize``."""
+
+
+class ExchangeFailed(TransportClosed):
+    """One HTTP exchange failed below HTTP (refused, reset, timed out, cut mid-body).
+
+    ``unreachable``: nothing accepted the connection, so the server is gone, not merely slow."""
+
+    def __init__(self, message: str, detail: str | None = None, *, unreachable: bool = False) -> None:
+        super().__init__(message, detail)
+        self.unreachable = unreachable
+
+
+_FOREIGN = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
+
+
+@contextlib.contextmanager
+def translated(what: str) -> Iterator[None]:
+    """The one place foreign failures become :class:`ExchangeFailed` (``what`` names the exchange)."""
+    try:
+        yield
+    except aiohttp.ClientConnectorError as exc:
+        raise ExchangeFailed(f"{what}: cannot reach the server: {exc}", unreachable=True) from exc
+    except _FOREIGN as exc:
+        raise ExchangeFailed(f"{what} failed: {exc!r}") from exc
+
+
+@contextlib.asynccontextmanager
+async def exchange(
+    http: aiohttp.ClientSession, method: str, url: str, **options: Any
+) -> AsyncIterator[aiohttp.ClientResponse]:
+    """``async with http.request(...)``; a foreign failure, also while reading the body inside the block,
+    is raised as :class:`ExchangeFailed`."""
+    with translated(f"{method} {url}"):
+        async with http.request(method, url, **options) as resp:
+            yield resp
+
+
+def retry_after(resp: aiohttp.ClientResponse, default: float = 1.0) -> float:
+    """Seconds a 429/503 asks us to wait: ``Retry-After`` as seconds or an HTTP date (RFC 9110 10.2.3)."""
+    value = resp.headers.get("Retry-After", "").strip()
+    if not value:
+        return default
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return default
+    return max(0.0, when.timestamp() - time.time())
 
 
 class ClientInbox:
@@ -69,6 +132,9 @@ def snippet(body: str, limit: int = 300) -> str:
 
 def http_failure(resp: aiohttp.ClientResponse, body: str) -> str:
     text = f"HTTP {resp.status} {resp.reason or ''}".rstrip() + f" from {resp.method} {resp.url}"
+    if resp.status == 429:
+        text += f" (the server asks to retry after {retry_after(resp):g} s; this client waits at most"
+        text += f" {MAX_RETRY_AFTER:g} s per message)"
     return f"{text}: {snippet(body)}" if body.strip() else text
 
 
@@ -95,9 +161,11 @@ def owned_session(session: aiohttp.ClientSession | None) -> tuple[aiohttp.Client
 
 
 async def iter_sse(resp: aiohttp.ClientResponse, last_event_id: str | None) -> AsyncIterator[SSEEvent]:
+    """The events of one SSE response; a broken stream raises :class:`ExchangeFailed`."""
     decoder = SSEDecoder(last_event_id=last_event_id)
-    async for chunk in resp.content.iter_any():
-        for event in decoder.feed(chunk):
-            yield event
+    with translated(f"the SSE stream from {resp.url}"):
+        async for chunk in resp.content.iter_any():
+            for event in decoder.feed(chunk):
+                yield event
     for event in decoder.close():
         yield event

@@ -1,5 +1,6 @@
 """Byte plumbing for the stdio transports: line splitting, flow control, pipes driven by the event loop,
-and daemon-thread readers/writers for what the loop cannot drive (files, ttys, Windows handles)."""
+and daemon-thread readers/writers for what the loop cannot drive (files, ttys, Windows handles); and what
+both sides do with a line: framing, the report of a bad one, the answer to one over the size limit."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 
+from ..protocol.errors import INVALID_REQUEST
+from ..protocol.jsonrpc import ErrorResponse, serialize
+from ..protocol.truncated import Kind, read_ends
+
+LineCallback = Callable[[str], object]
 CHUNK = 1 << 20  # bytes asked for per read
 BUFFER = 1 << 20  # StreamReader limit: the pipe is paused while 2x this is unread
 HEAD = 1000  # bytes kept of a dropped line, for the report
@@ -21,10 +27,11 @@ HEAD = 1000  # bytes kept of a dropped line, for the report
 
 @dataclass(frozen=True)
 class Overlong:
-    """A line longer than the maximum, dropped: its size and its first bytes."""
+    """A line longer than the maximum, dropped: its size, its first and its last bytes."""
 
     size: int
     head: bytes
+    tail: bytes = b""
 
 
 class Lines:
@@ -41,6 +48,7 @@ class Lines:
         self._scanned = 0  # no newline before this offset
         self._dropped = 0  # bytes dropped so far of an over-long line (0: not dropping)
         self._head = b""
+        self._tail = b""  # the last HEAD bytes dropped so far
 
     async def next(self) -> bytes | Overlong | None:
         """The next line without its newline; an :class:`Overlong`; None at end of input."""
@@ -57,6 +65,7 @@ class Lines:
             if self._dropped or len(buf) > self._max:
                 if not self._dropped:
                     self._head = bytes(buf[:HEAD])
+                self._tail = (self._tail + bytes(buf[-HEAD:]))[-HEAD:]
                 self._dropped += len(buf)
                 buf.clear()
             self._scanned = len(buf)
@@ -70,9 +79,58 @@ class Lines:
             buf += chunk
 
     def _overlong(self, rest: bytes) -> Overlong:
-        item = Overlong(self._dropped + len(rest), self._head if self._dropped else rest[:HEAD])
-        self._dropped, self._head = 0, b""
+        head = self._head if self._dropped else rest[:HEAD]
+        item = Overlong(self._dropped + len(rest), head, (self._tail + rest[-HEAD:])[-HEAD:])
+        self._dropped, self._head, self._tail = 0, b"", b""
         return item
+
+
+@dataclass(frozen=True)
+class Oversize:
+    """What to do with a message over the limit: ``reply`` goes back to the peer (it sent a request we cannot
+    read), ``deliver`` to our own engine (the message answered one of our requests); both say why."""
+
+    reason: str
+    kind: Kind
+    reply: str | None = None
+    deliver: str | None = None
+
+
+def oversize(item: Overlong, limit: int, *, unknown_is: Kind) -> Oversize:
+    """Fail the request an over-limit message belongs to, by its id when its ends show one.
+
+    ``unknown_is``: what a message with an id but no telling member in view most likely is on this side (a
+    server mostly receives requests, a client responses)."""
+    reason = f"message of {item.size} bytes exceeds the limit of {limit}"
+    ends = read_ends(item.head.decode("utf-8", "replace"), item.tail.decode("utf-8", "replace"))
+    kind = unknown_is if ends.kind == "unknown" and ends.id is not None else ends.kind
+    if ends.id is None or kind not in ("request", "response"):
+        return Oversize(reason, kind)
+    error = serialize(ErrorResponse(ends.id, INVALID_REQUEST, reason))
+    return Oversize(reason, kind, reply=error) if kind == "request" else Oversize(reason, kind, deliver=error)
+
+
+def frame(message: str) -> bytes:
+    if not isinstance(message, str):  # a dict slipping through would skip serialization
+        raise TypeError("transports carry serialized JSON text")
+    if "\n" in message:
+        raise ValueError("a stdio message must not contain a newline (spec: basic/transports#stdio)")
+    return message.encode() + b"\n"
+
+
+def preview(raw: bytes, limit: int = 200) -> str:
+    return raw[:limit].decode("utf-8", "backslashreplace") + ("..." if len(raw) > limit else "")
+
+
+def notify(callback: LineCallback | None, line: str, owner: str) -> None:
+    """Run a user callback; its failure is reported, not raised into the transport (or swallowed)."""
+    if callback is None:
+        return
+    try:
+        callback(line)
+    except Exception as exc:
+        message = f"{owner}: callback {callback!r} failed"
+        asyncio.get_running_loop().call_exception_handler({"message": message, "exception": exc})
 
 
 class Flow:

@@ -12,10 +12,11 @@ Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,13 +34,17 @@ from mcp_notebook.protocol.jsonrpc import (
 from mcp_notebook.protocol.versions import LATEST_LEGACY
 
 from ._http_common import (
+    MAX_RETRY_AFTER,
     ClientInbox,
+    ExchangeFailed,
     SessionExpired,
     error_response,
+    exchange,
     http_failure,
     iter_sse,
     owned_session,
     request_body,
+    retry_after,
     snippet,
 )
 from .base import TransportClosed
@@ -56,8 +61,8 @@ __all__ = [
 log = logging.getLogger("mcp_notebook.http")
 
 FALLBACK_STATUSES = frozenset({400, 404, 405})  # transports#backwards-compatibility (2025-11-25)
-_DEFAULT_RETRY = 1.0  # seconds, when the server gave no ``retry:``
-_MAX_RECONNECTS = 5  # consecutive reconnect attempts that bring nothing
+_DEFAULT_RETRY = 0.5  # seconds before resuming a stream, when the server gave no ``retry:``
+_MAX_RECONNECTS = 3  # consecutive reconnect attempts that bring nothing; a refused connection ends at once
 
 
 @dataclass
@@ -160,9 +165,10 @@ class StreamableHTTPClientTransport:
             if self.session_id is not None and not self._http.closed:
                 # The client SHOULD end the session it no longer needs; 405 means the server keeps it.
                 delete_timeout = aiohttp.ClientTimeout(total=min(self._timeout, 5.0))
-                async with self._http.delete(self.url, headers=self._base_headers(), timeout=delete_timeout):
+                headers = self._base_headers()
+                async with exchange(self._http, "DELETE", self.url, headers=headers, timeout=delete_timeout):
                     pass
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+        except ExchangeFailed as exc:
             log.debug("DELETE %s failed: %s", self.url, exc)
         finally:
             if self._owns_http:
@@ -192,15 +198,31 @@ class StreamableHTTPClientTransport:
         headers["Accept"] = "application/json, text/event-stream"
         return headers
 
+    @contextlib.asynccontextmanager
+    async def _post(
+        self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """POST ``message``; a 429 is retried after its ``Retry-After`` while the waits stay within
+        MAX_RETRY_AFTER in total, then handed over like any other error status."""
+        waited = 0.0
+        while True:
+            async with exchange(
+                self._http, "POST", self.url, data=request_body(message), headers=headers, timeout=timeout
+            ) as resp:
+                delay = retry_after(resp) if resp.status == 429 else None
+                if delay is None or waited + delay > MAX_RETRY_AFTER:
+                    yield resp
+                    return
+            log.debug("%s: HTTP 429, retrying in %g s", self._inbox.name, delay)
+            waited += delay
+            await asyncio.sleep(delay)
+
     async def _post_other(self, message: str, parsed: object) -> None:
         """A notification or a response: the server answers 202 (or an error we can only report)."""
         sent_session = self.session_id is not None
         try:
-            async with self._http.post(
-                self.url,
-                data=request_body(message),
-                headers=self._post_headers(),
-                timeout=aiohttp.ClientTimeout(total=self._timeout),
+            async with self._post(
+                message, self._post_headers(), aiohttp.ClientTimeout(total=self._timeout)
             ) as resp:
                 if resp.status == 404 and sent_session:
                     self._expire(f"HTTP 404 for POST {self.url}")
@@ -212,8 +234,8 @@ class StreamableHTTPClientTransport:
                         "%s: POST of a notification got %s", self._inbox.name, http_failure(resp, body)
                     )
                     return
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-            raise TransportClosed(f"{self._inbox.name}: POST failed: {exc}") from exc
+        except ExchangeFailed as exc:
+            raise TransportClosed(f"{self._inbox.name}: {exc}") from exc
         if isinstance(parsed, Notification):
             if parsed.method == "notifications/initialized":
                 self._start_get_stream()
@@ -239,23 +261,24 @@ class StreamableHTTPClientTransport:
         is_initialize = request.method == "initialize"
         is_modern = request.id in self._modern
         sent_session = self.session_id is not None and not is_modern
+        headers = self._modern_headers(request) if is_modern else self._post_headers()
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, connect=self._timeout)
         try:
-            async with self._http.post(
-                self.url,
-                data=request_body(message),
-                headers=self._modern_headers(request) if is_modern else self._post_headers(),
-                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, connect=self._timeout),
-            ) as resp:
+            async with self._post(message, headers, timeout) as resp:
                 if is_initialize and resp.status < 400:
                     self._take_session_id(resp)
                 await self._on_request_response(resp, message, request, sent_session)
-        except asyncio.CancelledError:
-            raise
-        except aiohttp.ClientConnectorError as exc:
+        except ExchangeFailed as exc:
+            self._exchange_failed(exc, request)
+        except ValueError as exc:
+            self._inbox.put(error_response(request.id, f"POST {self.url}: {exc}"))
+
+    def _exchange_failed(self, exc: ExchangeFailed, request: Request) -> None:
+        if exc.unreachable:
             # Nothing listens there (any more): the connection is over, not just this request.
-            self._inbox.fail(TransportClosed(f"{self._inbox.name}: cannot reach {self.url}", repr(exc)))
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as exc:
-            self._inbox.put(error_response(request.id, f"POST {self.url} failed: {exc!r}"))
+            self._inbox.fail(TransportClosed(f"{self._inbox.name}: {exc}"))
+        else:
+            self._inbox.put(error_response(request.id, str(exc)))
 
     def _take_session_id(self, resp: aiohttp.ClientResponse) -> None:
         session_id = resp.headers.get("Mcp-Session-Id")
@@ -349,11 +372,10 @@ class StreamableHTTPClientTransport:
                 reason = "the server closed the SSE stream before answering (no event id to resume from)"
                 self._inbox.put(error_response(request.id, reason))
                 return
-            await asyncio.sleep(self._reconnect_delay(state, failures))
+            # Resume only as the server allowed (it sent event ids), after its ``retry``, a few times.
+            await asyncio.sleep(self._reconnect_delay(state))
             try:
-                async with self._http.get(
-                    self.url, headers=self._get_headers(state), timeout=self._stream_timeout()
-                ) as again:
+                async with self._get(state) as again:
                     if again.status == 404 and self.session_id is not None:
                         self._expire(f"HTTP 404 for GET {self.url} (resuming request {request.id!r})")
                         return
@@ -364,7 +386,10 @@ class StreamableHTTPClientTransport:
                         return
                     answered, events = await self._read_stream(again, state, request)
                     failures = 0 if events else failures + 1
-            except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            except ExchangeFailed as exc:
+                if exc.unreachable:  # the server is gone: fail now, no backoff against a closed port
+                    self._exchange_failed(exc, request)
+                    return
                 failures += 1
                 log.debug("%s: resuming request %r failed: %s", self._inbox.name, request.id, exc)
             if failures >= _MAX_RECONNECTS:
@@ -378,15 +403,14 @@ class StreamableHTTPClientTransport:
             headers["Last-Event-ID"] = state.last_event_id
         return headers
 
-    def _stream_timeout(self) -> aiohttp.ClientTimeout:
-        return aiohttp.ClientTimeout(total=None, connect=self._timeout, sock_connect=self._timeout)
+    def _get(self, state: _StreamState) -> contextlib.AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        timeout = aiohttp.ClientTimeout(total=None, connect=self._timeout, sock_connect=self._timeout)
+        return exchange(self._http, "GET", self.url, headers=self._get_headers(state), timeout=timeout)
 
     @staticmethod
-    def _reconnect_delay(state: _StreamState, failures: int) -> float:
-        # The server's ``retry`` is honoured exactly (the client MUST wait it); our own default backs off.
-        if state.retry_ms is not None:
-            return state.retry_ms / 1000
-        return float(min(_DEFAULT_RETRY * 2**failures, 30.0))
+    def _reconnect_delay(state: _StreamState) -> float:
+        # The server's ``retry`` is honoured exactly (the client MUST wait it); attempts are few, not slow.
+        return state.retry_ms / 1000 if state.retry_ms is not None else _DEFAULT_RETRY
 
     async def _read_stream(
         self, resp: aiohttp.ClientResponse, state: _StreamState, request: Request | None
@@ -403,13 +427,8 @@ class StreamableHTTPClientTransport:
                     continue  # priming events and unknown event types carry no message
                 if self._deliver(event.data, request):
                     return True, count
-        except (
-            aiohttp.ClientPayloadError,
-            aiohttp.ClientConnectionError,
-            OSError,
-            asyncio.TimeoutError,
-        ) as exc:
-            log.debug("%s: SSE stream broke: %s", self._inbox.name, exc)
+        except ExchangeFailed as exc:
+            log.debug("%s: %s", self._inbox.name, exc)
         return False, count
 
     def _start_get_stream(self) -> None:
@@ -423,9 +442,7 @@ class StreamableHTTPClientTransport:
         failures = 0
         while not self._closed:
             try:
-                async with self._http.get(
-                    self.url, headers=self._get_headers(state), timeout=self._stream_timeout()
-                ) as resp:
+                async with self._get(state) as resp:
                     if resp.status == 404 and self.session_id is not None:
                         self._expire(f"HTTP 404 for GET {self.url}")
                         return
@@ -435,13 +452,15 @@ class StreamableHTTPClientTransport:
                         return
                     _, events = await self._read_stream(resp, state, None)
                     failures = 0 if events else failures + 1
-            except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-                failures += 1
+            except ExchangeFailed as exc:
                 log.debug("%s: GET stream failed: %s", self._inbox.name, exc)
+                if exc.unreachable:
+                    return  # the server is gone; the next request says so
+                failures += 1
             if failures >= _MAX_RECONNECTS:
                 log.debug("%s: giving up on the GET stream", self._inbox.name)
                 return
-            await asyncio.sleep(self._reconnect_delay(state, failures))
+            await asyncio.sleep(self._reconnect_delay(state))
 
     def _expire(self, detail: str) -> None:
         self._inbox.fail(

@@ -21,11 +21,14 @@ from mcp_notebook.protocol.jsonrpc import (
 
 from ._http_common import (
     ClientInbox,
+    ExchangeFailed,
     error_response,
+    exchange,
     http_failure,
     iter_sse,
     owned_session,
     request_body,
+    translated,
 )
 from .base import TransportClosed
 
@@ -80,11 +83,12 @@ class LegacySSEClientTransport:
         headers = {**self._headers, "Accept": "text/event-stream"}
         timeout = aiohttp.ClientTimeout(total=None, connect=self._timeout, sock_connect=self._timeout)
         try:
-            resp = await asyncio.wait_for(
-                self._http.get(self.url, headers=headers, timeout=timeout), self._timeout
-            )
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-            raise TransportClosed(f"{self._inbox.name}: GET failed: {exc!r}") from exc
+            with translated(f"GET {self.url}"):
+                resp = await asyncio.wait_for(
+                    self._http.get(self.url, headers=headers, timeout=timeout), self._timeout
+                )
+        except ExchangeFailed as exc:
+            raise TransportClosed(f"{self._inbox.name}: {exc}") from exc
         if resp.status != 200 or resp.content_type != "text/event-stream":
             body = await resp.text(errors="replace")
             resp.release()
@@ -112,8 +116,8 @@ class LegacySSEClientTransport:
                     endpoint.set_result(str(target))
                 elif event.event == "message" and event.data.strip():
                     self._inbox.put(event.data)
-        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, OSError, ValueError) as exc:
-            reason = f"the SSE stream broke: {exc!r}"
+        except (ExchangeFailed, ValueError) as exc:
+            reason = f"the SSE stream broke: {exc}"
         finally:
             resp.release()
             if not endpoint.done():
@@ -127,7 +131,9 @@ class LegacySSEClientTransport:
         parsed = parse(message)[0]
         headers = {**self._headers, "Content-Type": "application/json"}
         try:
-            async with self._http.post(
+            async with exchange(
+                self._http,
+                "POST",
                 self.endpoint,
                 data=request_body(message),
                 headers=headers,
@@ -141,8 +147,8 @@ class LegacySSEClientTransport:
                         )
                     else:
                         log.warning("%s: POST got %s", self._inbox.name, http_failure(resp, body))
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-            raise TransportClosed(f"{self._inbox.name}: POST failed: {exc!r}") from exc
+        except ExchangeFailed as exc:
+            raise TransportClosed(f"{self._inbox.name}: {exc}") from exc
 
     async def receive(self) -> str:
         if self._closed:

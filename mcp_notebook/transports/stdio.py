@@ -22,33 +22,35 @@ import os
 import shlex
 import shutil
 import signal
-import sys
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import BinaryIO
+from collections.abc import Callable, Mapping, Sequence
 
 from ..protocol.jsonrpc import RequestId
 from ._stdio_io import (
     BUFFER,
     Flow,
+    LineCallback,
     Lines,
     Overlong,
     PipeSink,
-    Sink,
-    StreamSink,
-    read_from,
+    frame,
+    notify,
+    oversize,
+    preview,
     wait_event,
-    write_to,
 )
+from ._stdio_server import SERVER_MAX_LINE, StdioServerTransport, redirect_stdout_to_stderr
 from .base import TransportClosed
 
-__all__ = ["StdioClientTransport", "StdioServerTransport", "redirect_stdout_to_stderr"]
-
-LineCallback = Callable[[str], object]
+__all__ = [
+    "CLIENT_MAX_LINE",
+    "SERVER_MAX_LINE",
+    "StdioClientTransport",
+    "StdioServerTransport",
+    "redirect_stdout_to_stderr",
+]
 
 CLIENT_MAX_LINE = 256 << 20  # a server's answer may carry images or files as base64, all on one line
-SERVER_MAX_LINE = 64 << 20
 _STDERR_LINES, _STDERR_CHARS, _STDERR_LINE_MAX = 200, 64 << 10, 16 << 10
 _DETAIL_LINES = 20  # stderr lines quoted in a TransportClosed
 _EXIT_WAIT = 1.0  # on stdout EOF: how long to wait for the exit code and the last stderr lines
@@ -72,29 +74,6 @@ class _Tail:
     def text(self, last: int | None = None) -> str:
         lines = list(self._lines)
         return "\n".join(lines[-last:] if last else lines)
-
-
-def _frame(message: str) -> bytes:
-    if not isinstance(message, str):  # a dict slipping through would skip serialization
-        raise TypeError("transports carry serialized JSON text")
-    if "\n" in message:
-        raise ValueError("a stdio message must not contain a newline (spec: basic/transports#stdio)")
-    return message.encode() + b"\n"
-
-
-def _preview(raw: bytes, limit: int = 200) -> str:
-    return raw[:limit].decode("utf-8", "backslashreplace") + ("..." if len(raw) > limit else "")
-
-
-def _notify(callback: LineCallback | None, line: str, owner: str) -> None:
-    """Run a user callback; its failure is reported, not raised into the transport (or swallowed)."""
-    if callback is None:
-        return
-    try:
-        callback(line)
-    except Exception as exc:
-        message = f"{owner}: callback {callback!r} failed"
-        asyncio.get_running_loop().call_exception_handler({"message": message, "exception": exc})
 
 
 # ---- client: a server process we spawned ------------------------------------------------------------------
@@ -260,7 +239,7 @@ class StdioClientTransport:
 
     # ---- messages ----------------------------------------------------------------------------------------
     async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
-        data = _frame(message)
+        data = frame(message)
         if self._closed:
             raise TransportClosed(f"{self._name}: cannot send, the transport is closed")
         if self._protocol.exited.is_set():
@@ -280,22 +259,20 @@ class StdioClientTransport:
                 raise await self._ended("reading stdout failed") from exc
             if item is None:
                 raise await self._ended()
-            text = self._message(item)
+            text = await self._message(item)
             if text is not None:
                 return text
 
-    def _message(self, item: bytes | Overlong) -> str | None:
+    async def _message(self, item: bytes | Overlong) -> str | None:
         """The line as a message, or None after reporting it as not one."""
         if isinstance(item, Overlong):
-            reason = f"line of {item.size} bytes dropped: over max_line_bytes={self._max_line}"
-            self._invalid_line(f"<{reason}> {_preview(item.head)}")
-            return None
+            return await self._oversize(item)
         if not item or item.isspace():
             return None
         try:
             text = item.decode()
         except UnicodeDecodeError as exc:
-            self._invalid_line(f"<invalid UTF-8 at byte {exc.start}> {_preview(item)}")
+            self._invalid_line(f"<invalid UTF-8 at byte {exc.start}> {preview(item)}")
             return None
         # A line opening with "{" is meant as a message: the session reports it if it is broken. Anything
         # else must be JSON (a batch) to count; "Server ready", "[INFO] ..." are banners and logs.
@@ -304,9 +281,20 @@ class StdioClientTransport:
         self._invalid_line(text)
         return None
 
+    async def _oversize(self, item: Overlong) -> str | None:
+        """An answer over the limit fails its own call; a request over it is answered with an error."""
+        outcome = oversize(item, self._max_line, unknown_is="response")
+        self._invalid_line(f"<{outcome.reason}> {preview(item.head)}")
+        if outcome.reply is not None:
+            await self.send(outcome.reply)
+        elif outcome.deliver is None and outcome.kind != "notification" and item.head.lstrip()[:1] == b"{":
+            # An answer we cannot attribute: some call would wait for it until its timeout.
+            raise TransportClosed(f"{self._name}: {outcome.reason}, and its request id cannot be read")
+        return outcome.deliver
+
     def _invalid_line(self, line: str) -> None:
         self._invalid.append(line[:1000])
-        _notify(self._on_invalid_line, line, self._name)
+        notify(self._on_invalid_line, line, self._name)
 
     async def _read_stderr(self) -> None:
         try:
@@ -332,7 +320,7 @@ class StdioClientTransport:
             else:
                 line = item.decode("utf-8", "replace").rstrip("\r")
             self._stderr.add(line)
-            _notify(self._on_stderr, line, self._name)
+            notify(self._on_stderr, line, self._name)
 
     # ---- the end -----------------------------------------------------------------------------------------
     def _on_exit(self) -> None:
@@ -436,181 +424,3 @@ def _is_json(text: str) -> bool:
     except (ValueError, RecursionError):
         return False
     return True
-
-
-# ---- server: serving over our own stdin/stdout -------------------------------------------------------------
-_protocol_stdout: int | None = None  # while redirect_stdout_to_stderr() runs: a descriptor on the real stdout
-
-
-@contextlib.contextmanager
-def redirect_stdout_to_stderr() -> Iterator[BinaryIO]:
-    """Keep everything but protocol messages off stdout while serving (spec: the server MUST NOT write
-    anything to its stdout that is not a valid MCP message).
-
-    ``sys.stdout`` and descriptor 1 itself point at stderr inside the block, so ``print()`` in a tool, C
-    extensions and child processes write there. A :class:`StdioServerTransport` opened inside writes to the
-    real stdout through a saved duplicate; the block yields another duplicate as a binary file, for callers
-    that frame messages themselves. Everything is restored on exit.
-    """
-    global _protocol_stdout
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    saved = os.dup(1)
-    previous_fd, previous_stdout = _protocol_stdout, sys.stdout
-    out = os.fdopen(os.dup(saved), "wb")
-    try:
-        try:
-            os.dup2(2, 1)
-        except OSError:  # no stderr at all: stray output goes nowhere rather than into the protocol
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.close(devnull)
-        sys.stdout = sys.stderr
-        _protocol_stdout = saved
-        yield out
-    finally:
-        _protocol_stdout = previous_fd
-        sys.stdout = previous_stdout
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-        out.close()
-
-
-@dataclass
-class _ServerIO:
-    lines: Lines
-    stop_reading: Callable[[], None]
-    sink: Sink
-
-
-class StdioServerTransport:
-    """Serve one client over this process's stdin/stdout, or over a given pair of byte streams.
-
-    ``stdin``/``stdout``: None for this process's own (through duplicated descriptors, see
-    :func:`redirect_stdout_to_stderr`); binary files (a pipe is driven by the event loop; anything else, a
-    file, a tty, or any pipe on Windows, by a daemon thread); or an asyncio StreamReader / StreamWriter. The
-    transport owns and closes what it is given (a StreamReader ends when its own transport does). It opens on
-    first use, so it can be created outside a running loop.
-
-    Every line is delivered, except blank ones. A line that cannot be a message (invalid UTF-8, over
-    ``max_line_bytes``) is reported to ``on_invalid_line`` and delivered as a placeholder starting with ``<``,
-    which never parses as JSON: the session answers it with a -32700 Parse error and keeps serving.
-    """
-
-    def __init__(
-        self,
-        stdin: BinaryIO | asyncio.StreamReader | None = None,
-        stdout: BinaryIO | asyncio.StreamWriter | None = None,
-        *,
-        max_line_bytes: int = SERVER_MAX_LINE,
-        on_invalid_line: LineCallback | None = None,
-        name: str = "stdio server",
-        close_timeout: float = 2.0,
-    ) -> None:
-        if max_line_bytes < 1:
-            raise ValueError("max_line_bytes must be positive")
-        self._stdin, self._stdout = stdin, stdout
-        self._max_line, self._on_invalid_line = max_line_bytes, on_invalid_line
-        self._name, self._close_timeout = name, close_timeout
-        self._io: _ServerIO | None = None
-        self._lock = asyncio.Lock()
-        self._closed = False
-
-    async def _ready(self) -> _ServerIO:
-        if self._io is None:
-            async with self._lock:
-                if self._closed:
-                    raise TransportClosed(f"{self._name}: the transport is closed")
-                if self._io is None:
-                    try:
-                        self._io = await self._open()
-                    except OSError as exc:
-                        raise TransportClosed(f"{self._name}: cannot open stdin/stdout: {exc}") from exc
-        return self._io
-
-    async def _open(self) -> _ServerIO:
-        stdin, stdout = self._stdin, self._stdout
-        if isinstance(stdin, asyncio.StreamReader):
-            reader, stop_reading = stdin, _nothing
-        else:
-            reader, stop_reading = await read_from(stdin if stdin is not None else os.fdopen(os.dup(0), "rb"))
-        try:
-            if isinstance(stdout, asyncio.StreamWriter):
-                sink: Sink = StreamSink(stdout, self._close_timeout)
-            else:
-                if stdout is None:
-                    stdout = os.fdopen(os.dup(1 if _protocol_stdout is None else _protocol_stdout), "wb")
-                sink = await write_to(stdout, self._close_timeout)
-        except BaseException:
-            stop_reading()
-            raise
-        return _ServerIO(Lines(reader, self._max_line), stop_reading, sink)
-
-    async def receive(self) -> str:
-        lines = (await self._ready()).lines
-        while True:
-            if self._closed:
-                raise TransportClosed(f"{self._name}: the transport is closed")
-            try:
-                item = await lines.next()
-            except OSError as exc:
-                raise TransportClosed(f"{self._name}: reading stdin failed: {exc}") from exc
-            if item is None:
-                why = "the transport is closed" if self._closed else "stdin closed (the client is gone)"
-                raise TransportClosed(f"{self._name}: {why}")
-            text = self._message(item)
-            if text is not None:
-                return text
-
-    def _message(self, item: bytes | Overlong) -> str | None:
-        if isinstance(item, Overlong):
-            return self._placeholder(
-                f"line of {item.size} bytes dropped: over max_line_bytes={self._max_line}", item.head
-            )
-        if not item or item.isspace():
-            return None
-        try:
-            return item.decode()
-        except UnicodeDecodeError as exc:
-            # Not decoded leniently: "replace" or "surrogateescape" would let the broken line parse as JSON.
-            return self._placeholder(f"invalid UTF-8 at byte {exc.start}", item)
-
-    def _placeholder(self, reason: str, raw: bytes) -> str:
-        text = f"<{reason}> {_preview(raw)}"
-        _notify(self._on_invalid_line, text, self._name)
-        return text
-
-    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
-        data = _frame(message)
-        sink = (await self._ready()).sink
-        if self._closed:
-            raise TransportClosed(f"{self._name}: cannot send, the transport is closed")
-        try:
-            await sink.write(data)
-        except OSError as exc:
-            raise TransportClosed(
-                f"{self._name}: cannot write to stdout (the client is gone): {exc}"
-            ) from exc
-
-    async def aclose(self) -> None:
-        """Stop reading, flush and close stdout (bounded). Idempotent."""
-        async with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            io = self._io
-            if io is None:  # never opened: still close what we were given
-                for given in (self._stdin, self._stdout):
-                    if given is not None and not isinstance(given, asyncio.StreamReader):
-                        given.close()
-                return
-            io.stop_reading()
-            await asyncio.sleep(0)  # the pipe transport closes its descriptor in a callback: let it run
-            await io.sink.aclose()
-
-
-def _nothing() -> None:
-    pass

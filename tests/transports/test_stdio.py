@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -168,10 +169,11 @@ async def test_a_line_over_the_maximum_is_dropped_and_reading_goes_on(tmp_path: 
     command = script(tmp_path, ECHO_SERVER)
     async with await start(command, max_line_bytes=1000, on_invalid_line=reported.append) as transport:
         await transport.send(request(1, "big", {"blob": "y" * 5000}))
+        failed = json.loads(await receive(transport))  # the answer over the limit fails its own request
+        assert failed["id"] == 1
+        assert re.fullmatch(r"message of 50\d\d bytes exceeds the limit of 1000", failed["error"]["message"])
         assert await call(transport, 2, "ping") == {"echo": {}}
-    assert (
-        len(reported) == 1 and reported[0].startswith("<line of 5") and "max_line_bytes=1000" in reported[0]
-    )
+    assert len(reported) == 1 and reported[0].startswith("<message of 50")
 
 
 async def test_a_failing_callback_is_reported_not_raised(tmp_path: Path) -> None:
@@ -325,7 +327,7 @@ async def test_server_over_pipes_delivers_lines_and_flags_broken_ones() -> None:
     ]
     feeder = asyncio.ensure_future(asyncio.to_thread(write_chunks, stdin_w, chunks))
     try:
-        got = [await receive(transport) for _ in range(6)]
+        got = [await receive(transport) for _ in range(5)]
         with pytest.raises(TransportClosed, match="stdin closed"):
             await receive(transport)
         await asyncio.wait_for(feeder, WAIT)
@@ -334,10 +336,13 @@ async def test_server_over_pipes_delivers_lines_and_flags_broken_ones() -> None:
         assert got[1] == "garbage"
         assert got[2] == '{"half": 1}'
         assert got[3].startswith("<invalid UTF-8 at byte 8>")
-        assert got[4].startswith(f"<line of {len(huge)} bytes dropped: over max_line_bytes=1048576>")
-        assert got[5] == '{"jsonrpc":"2.0","id":2,"method":"ping"}'
-        assert reported == [got[3], got[4]]
-        for placeholder in (got[1], got[3], got[4]):  # the session answers each with a parse error
+        assert got[4] == '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+        # the request over the limit is answered by the transport, with its own id
+        over = json.loads(await asyncio.wait_for(asyncio.to_thread(stdout_r.readline), WAIT))
+        reason = f"message of {len(huge)} bytes exceeds the limit of 1048576"
+        assert over["id"] == 9 and over["error"]["message"] == reason
+        assert reported == [got[3], f"<{reason}> {huge[:200].decode()}..."]
+        for placeholder in (got[1], got[3]):  # the session answers each with a parse error
             assert parse_error_reply(placeholder)["error"]["code"] == PARSE_ERROR
 
         await asyncio.gather(

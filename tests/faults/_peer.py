@@ -1,0 +1,121 @@
+"""Peers for the fault suite, each run as its own process: ``python _peer.py MODE [LIMIT]``.
+
+http          our Server over Streamable HTTP on 127.0.0.1; prints its URL as the first line on stdout
+stdio LIMIT   our Server over stdio, reading lines of at most LIMIT bytes
+garbage       our Server over stdio that prints non-JSON on stdout before serving and inside a tool
+hang          reads stdin, answers nothing, ignores SIGTERM
+id-last LIMIT answers initialize, then every tools/call with a result of LIMIT bytes whose id comes last
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+
+from mcp_notebook import Context, Server
+
+
+def make_server() -> Server:
+    server = Server("faults")
+
+    @server.tool
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    @server.tool
+    def big(size: int) -> str:
+        """A text of ``size`` characters."""
+        return "x" * size
+
+    @server.tool
+    async def slow(ctx: Context) -> str:
+        """Report progress once, then wait forever."""
+        await ctx.report_progress(1, 2, "started")
+        await asyncio.Event().wait()
+        return "never"
+
+    @server.tool
+    def garble() -> str:
+        """Write lines that are not JSON-RPC on the protocol stream, then answer."""
+        try:
+            from mcp_notebook.transports import _stdio_server as stdio
+        except ImportError:  # before stdio.py was split
+            from mcp_notebook.transports import stdio  # type: ignore[no-redef]
+
+        fd = stdio._protocol_stdout
+        assert fd is not None
+        os.write(fd, b"[INFO] not a message\n\xff\xfe garbage\n")
+        return "garbled"
+
+    return server
+
+
+async def serve_http() -> None:
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    print(url, flush=True)
+    await asyncio.Event().wait()
+
+
+async def serve_stdio(limit: int) -> None:
+    from mcp_notebook.transports.stdio import StdioServerTransport, redirect_stdout_to_stderr
+
+    with redirect_stdout_to_stderr():
+        await make_server().serve(StdioServerTransport(max_line_bytes=limit))
+
+
+def hang() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for _ in sys.stdin.buffer:
+        pass
+    signal.pause()  # stdin closed: still no exit; only SIGKILL ends this
+
+
+def id_last(size: int) -> None:
+    out = sys.stdout.buffer
+    for raw in sys.stdin.buffer:
+        msg = json.loads(raw)
+        if "id" not in msg:
+            continue
+        if msg.get("method") == "tools/list":
+            line = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}})
+        elif msg.get("method") == "initialize":
+            result = {
+                "protocolVersion": msg["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "id-last", "version": "1"},
+            }
+            line = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+        else:  # a TypeScript-style answer: result first, the id at the very end
+            content = json.dumps({"content": [{"type": "text", "text": "y" * size}]})
+            line = f'{{"result":{content},"jsonrpc":"2.0","id":{json.dumps(msg["id"])}}}'
+        out.write(line.encode() + b"\n")
+        out.flush()
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    if mode == "http":
+        asyncio.run(serve_http())
+    elif mode == "stdio":
+        asyncio.run(serve_stdio(int(sys.argv[2])))
+    elif mode == "garbage":
+        sys.stdout.write("Server ready\n{not json at all\n")
+        sys.stdout.flush()
+        asyncio.run(serve_stdio(64 << 20))
+    elif mode == "hang":
+        hang()
+    elif mode == "id-last":
+        id_last(int(sys.argv[2]))
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""The client facing peers that misbehave: each case ends with an outcome, in bounded time.
+
+Real processes (tests/faults/_peer.py) and real HTTP on 127.0.0.1. Time bounds are generous ("< 10 s"): they
+separate "fails fast" from "waits for its timeout" (60 s here), not fast from faster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from mcp_notebook import Client
+from mcp_notebook.protocol.errors import ConnectionClosedError, JSONRPCError, MCPError, RequestTimeoutError
+from mcp_notebook.transports.http_client import StreamableHTTPClientTransport
+from mcp_notebook.transports.stdio import StdioClientTransport
+
+WAIT = 30.0  # no case comes near this; it only keeps a broken case from hanging the suite
+FAST = 10.0  # "fails fast": well under the calls' own 60 s timeout
+PEER = Path(__file__).with_name("_peer.py")
+posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+
+
+def peer(mode: str, *args: object) -> list[str]:
+    return [sys.executable, str(PEER), mode, *map(str, args)]
+
+
+@pytest.fixture
+async def http_peer() -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
+    proc = await asyncio.create_subprocess_exec(
+        *peer("http"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    try:
+        assert proc.stdout is not None
+        url = (await asyncio.wait_for(proc.stdout.readline(), WAIT)).decode().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url, proc
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await asyncio.wait_for(proc.wait(), WAIT)
+
+
+# ---- HTTP --------------------------------------------------------------------------------------------------
+@posix_only
+async def test_http_server_killed_after_the_first_sse_event_fails_the_call_fast(
+    http_peer: tuple[str, asyncio.subprocess.Process],
+) -> None:
+    url, proc = http_peer
+    async with Client(url, timeout=60) as client:
+        progressed = asyncio.Event()
+        call = asyncio.ensure_future(client.call_tool("slow", progress_callback=lambda *_: progressed.set()))
+        await asyncio.wait_for(progressed.wait(), WAIT)  # the call's SSE stream carried its first event
+        os.kill(proc.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        with pytest.raises(ConnectionClosedError, match="cannot reach"):
+            await asyncio.wait_for(call, WAIT)
+        assert time.monotonic() - killed < FAST  # was 1+2+4+8+16 s of resume backoff against a closed port
+
+
+async def run_app(handler: Any) -> tuple[web.AppRunner, str]:
+    app = web.Application()
+    app.router.add_post("/mcp", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/mcp"
+
+
+INITIALIZED = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "serverInfo": {"name": "limited", "version": "1"},
+}
+
+
+@pytest.mark.parametrize("retry_after", ["1", "3600"])
+async def test_http_429_retry_after_is_honoured_for_a_bounded_time(retry_after: str) -> None:
+    posts: list[float] = []
+
+    async def limited(request: web.Request) -> web.Response:
+        body = await request.json()
+        posts.append(time.monotonic())
+        if len(posts) == 1:
+            return web.Response(status=429, text="slow down", headers={"Retry-After": retry_after})
+        return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": INITIALIZED})
+
+    runner, url = await run_app(limited)
+    try:
+        transport = await StreamableHTTPClientTransport.start(url)
+        client = Client(transport, timeout=60)
+        if retry_after == "1":  # waited, then sent again: the handshake succeeds
+            await asyncio.wait_for(client.connect(), WAIT)
+            assert len(posts) >= 2 and posts[1] - posts[0] >= 0.9
+            assert client.server_info["name"] == "limited"
+        else:  # longer than the client waits: a clear error at once, not an hour of waiting
+            started = time.monotonic()
+            with pytest.raises(JSONRPCError, match=r"HTTP 429.*retry after 3600 s"):
+                await asyncio.wait_for(client.connect(), WAIT)
+            assert len(posts) == 1 and time.monotonic() - started < FAST
+        await client.aclose()
+    finally:
+        await runner.cleanup()
+
+
+# ---- stdio -------------------------------------------------------------------------------------------------
+async def test_a_request_over_the_servers_limit_fails_its_own_call_and_the_server_goes_on() -> None:
+    async with Client(peer("stdio", 4096), timeout=60) as client:
+        started = time.monotonic()
+        with pytest.raises(JSONRPCError, match=r"message of \d+ bytes exceeds the limit of 4096"):
+            await asyncio.wait_for(client.call_tool("echo", {"text": "z" * 10_000}), WAIT)
+        assert time.monotonic() - started < FAST
+        result = await asyncio.wait_for(client.call_tool("echo", {"text": "small"}), WAIT)
+        assert result["content"][0]["text"] == "small"
+
+
+@pytest.mark.parametrize("mode", ["stdio", "id-last"])
+async def test_an_answer_over_the_clients_limit_fails_its_own_call(mode: str) -> None:
+    command = peer(mode, 64 << 20) if mode == "stdio" else peer(mode, 10_000)
+    transport = await StdioClientTransport.start(command, max_line_bytes=4096)
+    async with Client(transport, timeout=60) as client:
+        started = time.monotonic()
+        with pytest.raises(JSONRPCError, match=r"message of 10\d\d\d bytes exceeds the limit of 4096"):
+            await asyncio.wait_for(client.call_tool("big", {"size": 10_000}), WAIT)
+        assert time.monotonic() - started < FAST
+        if mode == "stdio":  # the connection goes on
+            result = await asyncio.wait_for(client.call_tool("echo", {"text": "after"}), WAIT)
+            assert result["content"][0]["text"] == "after"
+
+
+@posix_only
+async def test_a_server_killed_mid_call_fails_the_call_with_how_it_died() -> None:
+    transport = await StdioClientTransport.start(peer("stdio", 64 << 20))
+    async with Client(transport, timeout=60) as client:
+        progressed = asyncio.Event()
+        call = asyncio.ensure_future(client.call_tool("slow", progress_callback=lambda *_: progressed.set()))
+        await asyncio.wait_for(progressed.wait(), WAIT)
+        os.kill(transport.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        with pytest.raises(ConnectionClosedError, match="SIGKILL"):
+            await asyncio.wait_for(call, WAIT)
+        assert time.monotonic() - killed < FAST
+
+
+async def test_garbage_on_stdout_is_reported_and_calls_go_on() -> None:
+    async with Client(peer("garbage"), timeout=60) as client:
+        assert (await asyncio.wait_for(client.call_tool("garble"), WAIT))["content"][0]["text"] == "garbled"
+        result = await asyncio.wait_for(client.call_tool("echo", {"text": "still here"}), WAIT)
+        assert result["content"][0]["text"] == "still here"
+        notes = "\n".join(str(entry) for entry in client.trace.entries())
+    for line in ("Server ready", "{not json at all", "[INFO] not a message", "garbage"):
+        assert line in notes
+
+
+@posix_only
+async def test_a_peer_that_hangs_times_out_and_is_still_shut_down_in_bounded_time() -> None:
+    transport = await StdioClientTransport.start(peer("hang"), close_timeout=1.0)
+    client = Client(transport, timeout=2.0)
+    started = time.monotonic()
+    with pytest.raises(RequestTimeoutError):
+        await asyncio.wait_for(client.connect(), WAIT)  # connect() closes what it opened on failure
+    assert transport.returncode == -signal.SIGKILL  # it ignored EOF and SIGTERM
+    assert time.monotonic() - started < FAST
+
+
+async def test_mcp_errors_are_the_only_errors_a_dead_peer_raises() -> None:
+    """No aiohttp or OS exception escapes the transport boundary: nothing listens on this port."""
+    client = Client("http://127.0.0.1:9/mcp", timeout=5)
+    with pytest.raises(MCPError) as info:
+        await asyncio.wait_for(client.connect(), WAIT)
+    assert "cannot reach" in str(info.value)

@@ -6,7 +6,9 @@ few format checks use, and two of them are expensive at import time:
 - ``rfc3987_syntax`` compiles a Lark grammar: measured 1.4-2.9 s on the project machine
   (``python -X importtime -c "import jsonschema"``); only ``iri``/``iri-reference`` use it;
 - ``isoduration`` imports ``arrow`` and its parsers: about a fifth of the package's whole API import; only
-  ``duration`` uses it.
+  ``duration`` uses it;
+- ``rfc3986_validator``, ``rfc3339_validator``, ``uri_template`` and ``webcolors`` compile regular
+  expressions and tables for one or two formats each (``uri``, ``date-time``, ``uri-template``, ``color``).
 
 So while jsonschema is first imported we hand it stand-ins whose functions import the real module on first
 use (and translate its exception into the stand-in's, which is the class jsonschema registered): the checks
@@ -67,9 +69,29 @@ def _isoduration() -> types.ModuleType:
     return stand_in
 
 
+def _functions(name: str, *functions: str) -> Callable[[], types.ModuleType]:
+    """A stand-in for a module of which jsonschema only calls plain functions."""
+
+    def make() -> types.ModuleType:
+        stand_in = types.ModuleType(name)
+        for function in functions:
+
+            def proxy(*args: Any, __function: str = function, **kwargs: Any) -> Any:
+                return getattr(_real(name, stand_in), __function)(*args, **kwargs)
+
+            setattr(stand_in, function, proxy)
+        return stand_in
+
+    return make
+
+
 _STAND_INS: dict[str, Callable[[], types.ModuleType]] = {
     "rfc3987_syntax": _rfc3987_syntax,
     "isoduration": _isoduration,
+    "rfc3986_validator": _functions("rfc3986_validator", "validate_rfc3986"),
+    "rfc3339_validator": _functions("rfc3339_validator", "validate_rfc3339"),
+    "uri_template": _functions("uri_template", "validate"),
+    "webcolors": _functions("webcolors", "name_to_hex", "normalize_hex"),
 }
 
 

@@ -240,17 +240,32 @@ def _is_uri(value: object) -> bool:
     return bool(_SCHEME.match(urlsplit(value).scheme)) and not any(c.isspace() for c in value)
 
 
+def _is_time(value: object) -> bool:
+    """RFC 3339 ``full-time`` with the offset optional: Python's ``time.isoformat()`` (a ``datetime.time``
+    parameter's values) leaves it out, and a naive time is still a time."""
+    if not isinstance(value, str):
+        return True
+    try:
+        dt.time.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return False
+    return len(value) >= 8  # hh:mm:ss at least, as RFC 3339 asks
+
+
 _format_checkers: dict[type[Validator], FormatChecker] = {}
 
 
 def _format_checker(cls: type[Validator]) -> FormatChecker:
     checker = _format_checkers.get(cls)
     if checker is None:
-        checker = FormatChecker(cls.FORMAT_CHECKER.checkers)  # a copy: adding to it changes no global
+        checker = FormatChecker(())  # its own table (a copy of the dialect's): adding changes no global
+        checker.checkers = dict(cls.FORMAT_CHECKER.checkers)
         if "date-time" not in checker.checkers:
             checker.checks("date-time")(_is_date_time)
         if "uri" not in checker.checkers:
             checker.checks("uri")(_is_uri)
+        if cls is Draft202012Validator:
+            checker.checks("time")(_is_time)
         _format_checkers[cls] = checker
     return checker
 

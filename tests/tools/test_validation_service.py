@@ -128,11 +128,18 @@ def test_optional_format_packages_are_imported_only_when_their_format_is_checked
     code = """
 import sys
 from mcp_notebook.tools._validation import schema_check
-heavy = [m for m in ("isoduration", "arrow", "rfc3987_syntax") if m in sys.modules]
+lazy = ("isoduration", "arrow", "rfc3987_syntax", "rfc3986_validator", "rfc3339_validator", "uri_template")
+heavy = [m for m in lazy if m in sys.modules]
 duration = schema_check({"type": "string", "format": "duration"})
 iri = schema_check({"type": "string", "format": "iri"})
 print(heavy, duration.problems("P1DT2H"), bool(duration.problems("two days")), "arrow" in sys.modules)
 print(iri.problems("https://example.org/é"), bool(iri.problems("no iri")))
+cases = [("uri", "https://a.example/x", "not a uri"), ("date-time", "2026-12-01T10:00:00Z", "noon"),
+         ("uri-template", "https://a/{x}", "https://a/{x"), ("color", "red", "no-colour")]
+for fmt, good, bad in cases:
+    draft3 = {"$schema": "http://json-schema.org/draft-03/schema#", "format": fmt}
+    check = schema_check(draft3 if fmt == "color" else {"type": "string", "format": fmt})
+    assert check.problems(good) == [] and check.problems(bad), (fmt, check.problems(bad))
 """
     import subprocess
     import sys
@@ -142,3 +149,10 @@ print(iri.problems("https://example.org/é"), bool(iri.problems("no iri")))
     first, second = done.stdout.splitlines()
     assert first == "[] [] True True"
     assert second == "[] True"
+
+
+def test_time_format_takes_python_isoformat_times() -> None:
+    check = schema_check({"type": "string", "format": "time"})
+    assert check.problems("03:04:05") == [] and check.problems("03:04:05.25+02:00") == []
+    assert check.problems("03:04:05Z") == []
+    assert check.problems("3 o'clock") and check.problems("03:04")

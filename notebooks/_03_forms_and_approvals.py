@@ -101,8 +101,9 @@ form
 """),
     md("""
 Values are checked with JSON Schema **before** anything is sent, and each message is shown next to its
-field (a number field with bounds does not even let you type a value outside them). The same check from
-code, with an email that is not one and a stop without its required city:
+field. A number outside its bounds is kept as you typed it and flagged at once, while you type; a count
+of the problems sits next to the **Call** button, in case the field is scrolled out of view. The same
+check from code, with an email that is not one and a stop without its required city:
 """),
     code("""
 form.form.set_value(
@@ -115,8 +116,9 @@ form.form.set_value(
 [(".".join(map(str, problem.path)), problem.message) for problem in form.form.validate()]
 """),
     md("""
-`form.submit(values)` does what the **Call** button does. The result shows under the form above, and
-the handle is returned here too:
+`form.submit(values)` does what the **Call** button does: invalid values raise `FormInvalid` with the
+same messages (nothing is sent); valid ones start the call, whose result shows under the form above. The
+handle is returned here too:
 """),
     code("""
 trip = form.submit(

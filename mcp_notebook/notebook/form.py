@@ -19,7 +19,8 @@ import ipywidgets as widgets
 
 from .._jsonschema import ValidationError
 from ..tools._validation import SchemaProblem, schema_check
-from .form_fields import EMPTY, Field, Key, Kit, NullableField, UnionField, build_root
+from .form_containers import NullableField, UnionField, build_root
+from .form_fields import EMPTY, ERROR, WARN, Field, Key, Kit
 
 __all__ = ["FieldError", "FormInvalid", "SchemaForm"]
 
@@ -54,6 +55,7 @@ class SchemaForm:
         schema: Mapping[str, Any],
         *,
         title: str | None = None,
+        description: str | None = None,
         submit_label: str = "Submit",
         on_submit: Callback | None = None,
         values: Mapping[str, Any] | None = None,
@@ -67,6 +69,7 @@ class SchemaForm:
             notes.append(f"{self._check.problem}: values are not checked here; the server checks them.")
         self._root = build_root(Kit(schema, self._matches), schema)
         self._top = widgets.HTML()
+        self._summary = widgets.HTML()  # next to the buttons: an error higher up may be off-screen
         #: Where callback tracebacks are shown (STYLE rule 7).
         self.output = widgets.Output()
         self.submit_button = widgets.Button(description=submit_label, button_style="primary")
@@ -75,9 +78,13 @@ class SchemaForm:
         for label, callback in extra_buttons:
             buttons.append(widgets.Button(description=label))
             buttons[-1].on_click(lambda _b, cb=callback: self._call(cb, self.value, reraise=False))
-        header = [widgets.HTML(_header(title or schema.get("title"), schema.get("description"), notes))]
+        header = [
+            widgets.HTML(
+                _header(title or schema.get("title"), description or schema.get("description"), notes)
+            )
+        ]
         self.widget = widgets.VBox(
-            [*header, self._top, self._root.widget, widgets.HBox(buttons), self.output]
+            [*header, self._top, *self._root.parts, widgets.HBox([*buttons, self._summary]), self.output]
         )
         if values:
             self.set_value({**self.value, **values})
@@ -91,7 +98,9 @@ class SchemaForm:
         return {} if value is EMPTY else value
 
     def set_value(self, value: Mapping[str, Any]) -> None:
-        """Show ``value`` in the fields; fields it does not mention are emptied."""
+        """Show ``value`` in the fields; fields it does not mention go back to their defaults (or empty).
+
+        A value a field cannot hold (text for a number) is shown as it is and reported, never dropped."""
         self._root.set(dict(value))
 
     # -- validation ------------------------------------------------------------------------------
@@ -164,7 +173,8 @@ class SchemaForm:
         for field, messages in by_field.values():
             field.show_errors(messages)
         items = "".join(f"<li>{html.escape(m)}</li>" for m in top)
-        self._top.value = f'<ul style="color:#c00">{items}</ul>' if top else ""
+        self._top.value = f'<ul style="{ERROR}">{items}</ul>' if top else ""
+        self._summary.value = _summary(errors)
 
     @property
     def top_error_text(self) -> str:
@@ -218,11 +228,20 @@ class SchemaForm:
 
 
 def _header(title: Any, description: Any, notes: Sequence[str]) -> str:
-    parts = [f"<h4>{html.escape(str(title))}</h4>"] if title else []
+    parts = [f'<h4 style="margin:4px 0 2px">{html.escape(str(title))}</h4>'] if title else []
     if description:
-        parts.append(f"<div>{html.escape(str(description))}</div>")
-    parts += [f'<div style="color:#a60">{html.escape(n)}</div>' for n in notes]
+        parts.append(f'<div style="line-height:1.35">{html.escape(str(description))}</div>')
+    parts += [f'<div style="{WARN}">{html.escape(n)}</div>' for n in notes]
     return "".join(parts)
+
+
+def _summary(errors: Sequence[FieldError]) -> str:
+    if not errors:
+        return ""
+    where = sorted({"/".join(map(str, e.path)) or "(the form)" for e in errors})
+    shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+    noun = "problem" if len(errors) == 1 else "problems"
+    return f'<span style="{ERROR};line-height:1.35">⚠ {len(errors)} {noun}: {html.escape(shown)}</span>'
 
 
 def _path_text(path: Path) -> str:

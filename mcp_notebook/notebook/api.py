@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .apps import app_only, client_extension
 from .asking import Asking
 from .config import MCPNotebook
 from .connections import Connections, NotebookError
@@ -142,8 +143,21 @@ class NotebookMCP:
         return bool(stop_serving(self._server))
 
     def tool(self, fn: F | None = None, /, **options: Any) -> Any:
-        """``@mcp.tool`` or ``@mcp.tool(name=..., annotations=...)``: a tool of the notebook's server."""
-        return self.server.tool(fn, **options)
+        """``@mcp.tool`` or ``@mcp.tool(name=..., annotations=...)``: a tool of the notebook's server.
+
+        ``app=HTML_or_path`` (with ``visibility=``, ``csp=``, ``permissions=``, ``uri=``) also serves an MCP
+        App for it: a ``ui://`` resource any Apps host renders when the tool is called."""
+        if "app" not in options:
+            return self.server.tool(fn, **options)
+        from .apps.serve import add_app_tool
+
+        app = options.pop("app")
+
+        def register(f: F) -> F:
+            add_app_tool(self.server, f, app, **options)
+            return f
+
+        return register(fn) if fn is not None else register
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         return self.server.resource(uri, **options)
@@ -176,6 +190,7 @@ class NotebookMCP:
             sampling_handler=partial(self._asking.sampling, name),
             logging_handler=partial(self._asking.log, name),
             notification_handler=partial(self._on_notification, name),
+            extensions=client_extension() if self.config.apps else None,
             **options,
         )
 
@@ -268,7 +283,7 @@ class NotebookMCP:
                     raise NotebookError(f"could not list the tools of {name!r}: {exc}") from exc
                 notes.append(f"{name}: could not list tools: {type(exc).__name__}: {exc}")
                 continue
-            found.extend((name, tools[t]) for t in sorted(tools))
+            found.extend((name, tools[t]) for t in sorted(tools) if not app_only(tools[t]))
         return ToolsView(found, notes)
 
     def tool_def(self, name: str) -> dict[str, Any]:
@@ -367,6 +382,7 @@ class NotebookMCP:
         a denied one returns denied with an error result. ``call_timeout`` overrides the default timeout.
         """
         handle = self.prepare(name, arguments, call_timeout=call_timeout, **kwargs)
+        self._show_app(handle)
         if handle.state == "awaiting-approval":
             handle.show()
             return handle
@@ -395,6 +411,7 @@ class NotebookMCP:
         self._client(server)
         tools = await self._list_tools_async(server, tool)
         handle = self._handle(name, self._arguments(arguments, kwargs), tools, call_timeout)
+        self._show_app(handle)
         if handle.state == "running":
             handle._launch()
         if not handle.done() and not self.policy.headless:
@@ -419,6 +436,7 @@ class NotebookMCP:
     ) -> CallHandle:
         """Start a call and return at once, never blocking (approval, if needed, is shown as usual)."""
         handle = self.prepare(name, arguments, call_timeout=call_timeout, **kwargs)
+        self._show_app(handle)
         if handle.state == "running":
             handle._launch()
         if not handle.done() and not self.policy.headless:
@@ -432,6 +450,29 @@ class NotebookMCP:
         if handle.state == "running":
             handle._launch()
         return handle
+
+    # ---- MCP Apps ------------------------------------------------------------------------------------------
+    def _show_app(self, handle: CallHandle) -> None:
+        """A tool with an app: its view above the call, fed the input now and the result when it ends."""
+        if not self.config.apps or self.policy.headless or handle.tool_def is None:
+            return
+        from .apps.host import open_app
+
+        view = open_app(self, handle.server, handle.tool_def)
+        if view is not None:
+            handle.app = view
+            view.follow(handle)
+            view.show()
+
+    def app(self, name: str) -> Any:
+        """``%mcp app TOOL``: open the tool's app without calling the tool (the app may call it itself)."""
+        from .apps.host import open_app
+
+        server, _tool = self._split(name)
+        view = open_app(self, server, self.tool_def(name))
+        if view is None:
+            raise NotebookError(f"{name} has no app (no _meta.ui.resourceUri naming a ui:// resource)")
+        return view
 
     # ---- resources, prompts, trace, history ----------------------------------------------------------------
     def resources(self, server: str | None = None) -> TableView:

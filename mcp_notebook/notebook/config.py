@@ -74,6 +74,9 @@ class MCPNotebook(Configurable):
     )
     max_image_bytes = Int(2_000_000, help="Bytes of image/audio data embedded per block.").tag(config=True)
     history_size = Int(1000, help="How many calls the audit log keeps.").tag(config=True)
+    apps = Bool(
+        True, help="Render MCP Apps (io.modelcontextprotocol/ui) inline, and declare that clients do."
+    ).tag(config=True)
 
     def is_headless(self, shell: Any = None) -> bool:
         return detect_headless(self.headless, shell)

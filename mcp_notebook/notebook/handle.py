@@ -131,6 +131,7 @@ class CallHandle:
         self._last_refresh = 0.0
         self._display_lock = threading.RLock()
         self._settled = False  # terminal *and* shown: what waiters wait for
+        self.app: Any = None  # the MCP App view showing this call, if the tool has one
         if decision.verdict == "deny":
             self._state = "awaiting-approval"
             self._finish("deny", result=_denied(self.label, decision.by))

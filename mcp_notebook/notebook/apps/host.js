@@ -1,0 +1,264 @@
+// The host side of an MCP App in a notebook output (ext-apps spec 2026-01-26): a sandboxed iframe and the
+// postMessage JSON-RPC bridge. What only the page knows is answered here (ui/initialize with the host
+// context: JupyterLab's theme, the container's size, locale; size changes; display mode; asking before a
+// link opens); everything else (tools/call, resources/read, ui/message, ui/update-model-context, logs)
+// goes to the kernel, which routes it through the notebook's approval policy and audit log. Every message
+// either way is copied to the kernel, for the app's trace.
+
+const PROTOCOL = "2026-01-26";
+const MIN_HEIGHT = 24;
+
+function theme() {
+  // JupyterLab marks the body with the current theme's lightness
+  return document.body.dataset.jpThemeLight === "false" ? "dark" : "light";
+}
+
+function styleVariables() {
+  const css = getComputedStyle(document.body);
+  const pick = (name) => css.getPropertyValue(name).trim() || undefined;
+  return {
+    "--color-background-primary": pick("--jp-layout-color0"),
+    "--color-background-secondary": pick("--jp-layout-color1"),
+    "--color-text-primary": pick("--jp-content-font-color1"),
+    "--color-text-secondary": pick("--jp-content-font-color2"),
+    "--color-border-primary": pick("--jp-border-color1"),
+    "--font-sans": pick("--jp-ui-font-family"),
+    "--font-mono": pick("--jp-code-font-family"),
+  };
+}
+
+function safeUrl(url) {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "mcpnb-app";
+  const status = document.createElement("div");
+  status.className = "mcpnb-app-status";
+  const asks = document.createElement("div");
+  asks.className = "mcpnb-app-asks";
+  const frame = document.createElement("iframe");
+  frame.className = "mcpnb-app-frame";
+  frame.setAttribute("sandbox", model.get("sandbox"));
+  if (model.get("allow")) frame.setAttribute("allow", model.get("allow"));
+  frame.setAttribute("title", model.get("title") || "MCP App");
+  frame.style.cssText = "width:100%;display:block;background:transparent;border:0";
+  if (model.get("prefers_border")) frame.style.border = "1px solid var(--jp-border-color1, #ccc)";
+  frame.style.height = `${model.get("height")}px`;
+  root.append(status, asks, frame);
+  el.append(root);
+
+  let initialized = false;
+  let delivered = { input: false, partial: null, result: false, cancelled: false };
+  let nextId = 1;
+  const pending = new Map();
+
+  const copy = (direction, message, handled) => model.send({ kind: direction, message, handled });
+  const toApp = (message) => {
+    if (frame.contentWindow) frame.contentWindow.postMessage(message, "*"); // its origin is opaque
+    copy("out", message, true);
+  };
+  const notify = (method, params) => toApp({ jsonrpc: "2.0", method, params });
+  const reply = (id, result) => toApp({ jsonrpc: "2.0", id, result });
+  const fail = (id, code, message) => toApp({ jsonrpc: "2.0", id, error: { code, message } });
+  const request = (method, params, ms) =>
+    new Promise((resolve, reject) => {
+      const id = `host-${nextId++}`;
+      pending.set(id, { resolve, reject });
+      toApp({ jsonrpc: "2.0", id, method, params });
+      setTimeout(() => pending.delete(id) && reject(new Error(`${method}: no answer in ${ms} ms`)), ms);
+    });
+
+  const dimensions = () => ({
+    width: Math.round(root.getBoundingClientRect().width) || undefined,
+    maxHeight: model.get("max_height"),
+  });
+  const context = () => {
+    const context = {
+      theme: theme(),
+      styles: { variables: styleVariables() },
+      displayMode: "inline",
+      availableDisplayModes: ["inline"],
+      containerDimensions: dimensions(),
+      locale: navigator.language,
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      platform: "web",
+      userAgent: "mcp-notebook (JupyterLab)",
+      deviceCapabilities: { hover: matchMedia("(hover: hover)").matches, touch: navigator.maxTouchPoints > 0 },
+    };
+    const toolInfo = model.get("tool_info");
+    if (toolInfo && toolInfo.tool) context.toolInfo = toolInfo;
+    return context;
+  };
+
+  const deliver = () => {
+    if (!initialized) return;
+    const partial = model.get("tool_input_partial");
+    if (partial && !delivered.input && JSON.stringify(partial) !== delivered.partial) {
+      delivered.partial = JSON.stringify(partial);
+      notify("ui/notifications/tool-input-partial", { arguments: partial });
+    }
+    const input = model.get("tool_input");
+    if (input && !delivered.input) {
+      delivered.input = true;
+      notify("ui/notifications/tool-input", { arguments: input });
+    }
+    const result = model.get("tool_result");
+    if (result && !delivered.result) {
+      delivered.result = true;
+      notify("ui/notifications/tool-result", result);
+    }
+    const cancelled = model.get("tool_cancelled");
+    if (cancelled && !delivered.cancelled && !delivered.result) {
+      delivered.cancelled = true;
+      notify("ui/notifications/tool-cancelled", { reason: cancelled });
+    }
+  };
+
+  const resize = (params) => {
+    const height = Number(params && params.height);
+    if (Number.isFinite(height)) {
+      const bounded = Math.max(MIN_HEIGHT, Math.min(Math.ceil(height), model.get("max_height")));
+      frame.style.height = `${bounded}px`;
+    }
+  };
+
+  const askToOpen = (message) => {
+    const url = safeUrl(message.params && message.params.url);
+    if (!url) return reply(message.id, { isError: true });
+    const card = document.createElement("div");
+    card.className = "mcpnb-app-ask";
+    const text = document.createElement("span");
+    text.textContent = `The app asks to open ${url} `;
+    const open = document.createElement("button");
+    open.textContent = "Open";
+    const no = document.createElement("button");
+    no.textContent = "Don't open";
+    const done = (opened) => {
+      card.remove();
+      copy("decision", { method: "ui/open-link", url, opened }, true);
+      reply(message.id, opened ? {} : { isError: true });
+    };
+    open.onclick = () => {
+      window.open(url, "_blank", "noopener,noreferrer");
+      done(true);
+    };
+    no.onclick = () => done(false);
+    card.append(text, open, no);
+    asks.append(card);
+  };
+
+  const local = {
+    "ui/initialize": (m) => {
+      const asked = m.params && m.params.protocolVersion;
+      reply(m.id, {
+        protocolVersion: asked === PROTOCOL ? asked : PROTOCOL,
+        hostInfo: model.get("host_info"),
+        hostCapabilities: model.get("host_capabilities"),
+        hostContext: context(),
+      });
+    },
+    "ui/notifications/initialized": () => {
+      initialized = true;
+      deliver();
+    },
+    "ui/notifications/size-changed": (m) => resize(m.params),
+    "ui/request-display-mode": (m) => reply(m.id, { mode: "inline" }),
+    "ui/open-link": askToOpen,
+    ping: (m) => reply(m.id, {}),
+  };
+
+  const onMessage = (event) => {
+    if (event.source !== frame.contentWindow) return; // only this output's own app
+    const message = event.data;
+    if (!message || typeof message !== "object" || message.jsonrpc !== "2.0") return;
+    if (!("method" in message)) {
+      copy("in", message, true);
+      const waiter = pending.get(message.id);
+      if (waiter) {
+        pending.delete(message.id);
+        if (message.error) waiter.reject(message.error);
+        else waiter.resolve(message.result);
+      }
+      return;
+    }
+    const handler = local[message.method];
+    copy("in", message, Boolean(handler));
+    if (handler) handler(message);
+  };
+  window.addEventListener("message", onMessage);
+
+  // the kernel's answers and requests for the app, and teardown
+  const onCustom = (msg) => {
+    if (msg.kind === "to_app") toApp(msg.message);
+    else if (msg.kind === "teardown") {
+      request("ui/resource-teardown", {}, msg.timeout_ms || 3000)
+        .then(() => model.send({ kind: "torn_down", ok: true }))
+        .catch((error) => model.send({ kind: "torn_down", ok: false, error: String(error.message || error) }))
+        .finally(() => frame.remove());
+    }
+  };
+  model.on("msg:custom", onCustom);
+
+  const showStatus = () => {
+    status.textContent = model.get("status");
+    status.style.display = model.get("status") ? "" : "none";
+  };
+  const load = () => {
+    const html = model.get("html");
+    if (!html) return;
+    initialized = false;
+    delivered = { input: false, partial: null, result: false, cancelled: false };
+    frame.srcdoc = html;
+  };
+  const onChange = () => deliver();
+  model.on("change:html", load);
+  model.on("change:status", showStatus);
+  for (const name of ["tool_input", "tool_input_partial", "tool_result", "tool_cancelled"]) {
+    model.on(`change:${name}`, onChange);
+  }
+
+  // JupyterLab's theme and the output's width, followed as they change
+  let lastTheme = theme();
+  const themeWatch = new MutationObserver(() => {
+    const now = theme();
+    if (now !== lastTheme && initialized) {
+      lastTheme = now;
+      notify("ui/notifications/host-context-changed", { theme: now, styles: { variables: styleVariables() } });
+    }
+  });
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+  let lastWidth = dimensions().width;
+  const sizeWatch = new ResizeObserver(() => {
+    const now = dimensions();
+    if (initialized && now.width && now.width !== lastWidth) {
+      lastWidth = now.width;
+      notify("ui/notifications/host-context-changed", { containerDimensions: now });
+    }
+  });
+  sizeWatch.observe(root);
+
+  showStatus();
+  load();
+
+  return () => {
+    // the output is going away (cleared, cell re-run): tell the app, while its frame is still there
+    if (initialized && frame.contentWindow) {
+      frame.contentWindow.postMessage({ jsonrpc: "2.0", id: `host-${nextId++}`, method: "ui/resource-teardown", params: {} }, "*");
+    }
+    window.removeEventListener("message", onMessage);
+    model.off("msg:custom", onCustom);
+    model.off("change:html", load);
+    model.off("change:status", showStatus);
+    themeWatch.disconnect();
+    sizeWatch.disconnect();
+  };
+}
+
+export default { render };

@@ -1,0 +1,384 @@
+"""An MCP App in a notebook output: :class:`AppView`, one anywidget (DESIGN decision 17) whose ES module
+front end (``host.js``) runs the app in a sandboxed iframe and speaks the postMessage bridge.
+
+The kernel side kept here: the app's document (read from the server, CSP applied: ``sandbox.py``), what
+the view is told (tool input, partial input, result, cancellation), and the app's requests that need the
+notebook: ``tools/call`` and ``resources/read`` on the app's own server (through the same approval policy
+and audit log as any call; app-only tools included, other servers never), ``ui/message`` and
+``ui/update-model-context`` (a notebook has no model: they are kept, shown under the app and written to
+the history), and logs. Every bridge message either way is recorded in :attr:`AppView.messages`, in the
+trace's shape, so ``view.trace()`` shows (and draws) the conversation.
+
+A saved notebook keeps a static fallback beside the widget: the tool's text content.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import threading
+import time
+from collections.abc import Callable, Mapping
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import ipywidgets as w
+import traitlets as t
+
+from ..policy import AuditEntry
+from ..render_base import esc, json_pre, note_html, pre_html, wrap
+from ..views import TraceView, filter_bundle
+from . import APP_MIME, app_only, ui_meta
+from .sandbox import SANDBOX, allow_attribute, prepare_document
+
+if TYPE_CHECKING:
+    from ..api import NotebookMCP
+    from ..handle import CallHandle
+
+__all__ = ["AppView", "open_app"]
+
+_FROM_APP = " (from the app)"
+_ESM = resources.files(__package__).joinpath("host.js").read_text(encoding="utf-8")
+HOST_INFO = {"name": "mcp-notebook", "version": "0.1.0"}
+HOST_CAPABILITIES: dict[str, Any] = {
+    "openLinks": {},
+    "serverTools": {},
+    "serverResources": {},
+    "logging": {},
+    "message": {"text": {}, "structuredContent": {}},
+    "updateModelContext": {"text": {}, "structuredContent": {}},
+}
+
+
+def _text_of(result: Mapping[str, Any] | None) -> str:
+    content = (result or {}).get("content")
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+    )
+
+
+class AppView(anywidget.AnyWidget):
+    """One app's view: the iframe and the bridge. Made by ``mcp.call`` (an app tool) or ``mcp.app(...)``."""
+
+    _esm = t.Unicode(_ESM).tag(sync=True)
+    html = t.Unicode("").tag(sync=True)
+    status = t.Unicode("").tag(sync=True)
+    title = t.Unicode("MCP App").tag(sync=True)
+    sandbox = t.Unicode(SANDBOX).tag(sync=True)
+    allow = t.Unicode("").tag(sync=True)
+    prefers_border = t.Bool(False).tag(sync=True)
+    height = t.Int(150).tag(sync=True)
+    max_height = t.Int(1600).tag(sync=True)
+    host_info = t.Dict(HOST_INFO).tag(sync=True)
+    host_capabilities = t.Dict(HOST_CAPABILITIES).tag(sync=True)
+    tool_info = t.Dict().tag(sync=True)
+    tool_input = t.Dict(allow_none=True, default_value=None).tag(sync=True)
+    tool_input_partial = t.Dict(allow_none=True, default_value=None).tag(sync=True)
+    tool_result = t.Dict(allow_none=True, default_value=None).tag(sync=True)
+    tool_cancelled = t.Unicode(allow_none=True, default_value=None).tag(sync=True)
+
+    def __init__(
+        self, api: NotebookMCP, server: str, tool: Mapping[str, Any], uri: str, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.api, self.server, self.tool, self.uri = api, server, dict(tool), uri
+        self.title = f"MCP App {uri}"
+        self.messages: list[dict[str, Any]] = []  # the bridge's trace: {"direction", "time", "message"}
+        self.app_messages: list[dict[str, Any]] = []  # ui/message params, oldest first
+        self.model_context: dict[str, Any] | None = None  # the last ui/update-model-context params
+        self.logs: list[dict[str, Any]] = []
+        self.calls: list[CallHandle] = []  # tools/call from the app
+        self.torn_down: bool | None = None
+        self.activity = w.Output()  # approvals and calls from the app, messages it sent
+        self.box = w.VBox([self, self.activity])
+        self._lock = threading.Lock()
+        self._display_id: str | None = None
+        self.on_msg(self._on_front_end)
+
+    # ---- the document ------------------------------------------------------------------------------------
+    def load(self, contents: Mapping[str, Any]) -> None:
+        """Show a ``resources/read`` result: the first ``ui://`` HTML content, under its CSP."""
+        items = contents.get("contents")
+        item = (
+            next((c for c in items or [] if isinstance(c, Mapping)), None)
+            if isinstance(items, list)
+            else None
+        )
+        if item is None:
+            self.status = f"{self.uri}: the server returned no contents"
+            return
+        mime = str(item.get("mimeType") or "")
+        if mime.replace(" ", "").lower() != APP_MIME:
+            self.status = f"{self.uri}: not an MCP App (mimeType {mime!r}, expected {APP_MIME!r})"
+            return
+        text = item.get("text")
+        if not isinstance(text, str):
+            try:
+                text = base64.b64decode(str(item.get("blob", "")), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                self.status = f"{self.uri}: the contents are neither text nor UTF-8 base64"
+                return
+        ui = ui_meta({"_meta": item.get("_meta")})
+        csp = ui.get("csp") if isinstance(ui.get("csp"), Mapping) else None
+        self.allow = allow_attribute(
+            ui.get("permissions") if isinstance(ui.get("permissions"), Mapping) else None
+        )
+        self.prefers_border = ui.get("prefersBorder") is True
+        self.html = prepare_document(text, csp)
+        self.status = ""
+
+    def fetch(self) -> None:
+        """Read the app's resource on the runtime loop (never blocking the cell), then load it."""
+        self.status = f"loading {self.uri} …"
+        client = self.api._client(self.server)
+
+        def done(future: Any) -> None:
+            error = future.exception()
+            if error is not None:
+                self.status = f"{self.uri}: could not read the app ({type(error).__name__}: {error})"
+            else:
+                self.load(future.result())
+
+        self.api.runtime.submit(client.aio.read_resource(self.uri)).add_done_callback(done)
+
+    # ---- what the view is told ---------------------------------------------------------------------------
+    def follow(self, handle: CallHandle) -> None:
+        """Give the view the call's input now and its result (or cancellation) when it ends."""
+        self.tool_input = dict(handle.arguments)
+        handle.on_change(self._call_changed)
+        self._call_changed(handle)
+
+    def _call_changed(self, handle: CallHandle) -> None:
+        if not handle.done() or self.tool_result is not None or self.tool_cancelled is not None:
+            return
+        if handle.state in ("done", "denied") and handle.result is not None:
+            self.tool_result = dict(handle.result)
+        else:
+            self.tool_cancelled = f"the call {handle.state}"
+        self._refresh_display()
+
+    def send_partial_input(self, arguments: Mapping[str, Any]) -> None:
+        """Stream arguments still being written (``ui/notifications/tool-input-partial``)."""
+        self.tool_input_partial = dict(arguments)
+
+    # ---- the bridge, kernel side -------------------------------------------------------------------------
+    def _record(self, direction: str, message: Any) -> None:
+        with self._lock:
+            self.messages.append({"direction": direction, "time": time.time(), "message": message})
+
+    def _to_app(self, message: dict[str, Any]) -> None:
+        self._record("in", message)  # recorded from the app's side: the app is the client of the bridge
+        self.send({"kind": "to_app", "message": message})
+
+    def _reply(self, request_id: Any, result: Any) -> None:
+        self._to_app({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _fail(self, request_id: Any, code: int, message: str) -> None:
+        self._to_app({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+
+    def _on_front_end(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, Mapping):
+            return
+        kind, message = content.get("kind"), content.get("message")
+        if kind == "torn_down":
+            self.torn_down = content.get("ok") is True
+            return
+        if kind == "out":  # the front end spoke to the app itself (initialize answer, notifications)
+            self._record("in", message)
+        elif kind == "decision":
+            self._audit("open-link", message if isinstance(message, Mapping) else {}, "done")
+        elif kind == "in":
+            self._record("out", message)
+            if not content.get("handled") and isinstance(message, Mapping):
+                self._dispatch(message)
+
+    def _dispatch(self, message: Mapping[str, Any]) -> None:
+        method, request_id = str(message.get("method")), message.get("id")
+        params = message.get("params") if isinstance(message.get("params"), Mapping) else {}
+        assert isinstance(params, Mapping)
+        handler = _HANDLERS.get(method)
+        if handler is None:
+            if request_id is not None:
+                self._fail(request_id, -32601, f"the notebook host does not handle {method}")
+            return
+        try:
+            handler(self, request_id, params)
+        except Exception as exc:  # the app gets an answer, the notebook the traceback
+            if request_id is not None:
+                self._fail(request_id, -32603, f"{type(exc).__name__}: {exc}")
+            self.activity.append_stderr(f"{method} from the app failed: {type(exc).__name__}: {exc}\n")
+
+    def _audit(self, kind: str, arguments: Mapping[str, Any], status: str) -> AuditEntry:
+        entry = AuditEntry(self.server, f"app {self.uri}", dict(arguments), "allow", "app", status, kind=kind)
+        return self.api.audit.add(entry)
+
+    def _show(self, bundle: dict[str, Any]) -> None:
+        output = {"output_type": "display_data", "data": bundle, "metadata": {}}
+        self.activity.outputs = (*self.activity.outputs, output)
+
+    def _tools_call(self, request_id: Any, params: Mapping[str, Any]) -> None:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise ValueError("tools/call needs a tool name")
+        tool = self.api._tool_def(self.server, name, self.api._list_tools(self.server, name))
+        if "app" not in (ui_meta(tool).get("visibility") or ["model", "app"]):
+            self._fail(request_id, -32602, f"{name} is not callable from an app (visibility)")
+            return
+        arguments = params.get("arguments") if isinstance(params.get("arguments"), Mapping) else {}
+        target = name if self.server == "local" and "." not in name else f"{self.server}.{name}"
+        handle = self.api.prepare(target, dict(arguments or {}))
+        handle._auto_show = False
+        self.calls.append(handle)
+        index = len(self.activity.outputs)
+        self._show(handle.live_bundle())
+        answered = threading.Event()
+
+        def changed(h: CallHandle) -> None:  # any thread: the runtime's, or the kernel's on a click
+            if not h.entry.decided_by.endswith(_FROM_APP):  # the history says who asked
+                h.entry.decided_by += _FROM_APP
+            outputs = list(self.activity.outputs)
+            if index < len(outputs):
+                outputs[index] = {"output_type": "display_data", "data": h.live_bundle(), "metadata": {}}
+                self.activity.outputs = tuple(outputs)
+            if h.done() and not answered.is_set():
+                answered.set()
+                if h.result is not None:
+                    self._reply(request_id, h.result)  # a denied call answers with its isError result
+                else:
+                    self._fail(request_id, -32603, f"{h.label} {h.state}")
+
+        handle.entry.decided_by += _FROM_APP
+        handle.on_change(changed)
+        if handle.state == "running":
+            handle._launch()
+        elif handle.done():
+            changed(handle)
+
+    def _resources_read(self, request_id: Any, params: Mapping[str, Any]) -> None:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise ValueError("resources/read needs a uri")
+        entry = self._audit("app-read", {"uri": uri}, "running")
+        client = self.api._client(self.server)
+        started = time.time()
+
+        def done(future: Any) -> None:
+            entry.duration = time.time() - started
+            error = future.exception()
+            if error is not None:
+                entry.status, entry.error = "failed", f"{type(error).__name__}: {error}"
+                self._fail(request_id, getattr(error, "code", -32603), str(error))
+            else:
+                entry.status = "done"
+                self._reply(request_id, future.result())
+
+        self.api.runtime.submit(client.aio.read_resource(uri)).add_done_callback(done)
+
+    def _message(self, request_id: Any, params: Mapping[str, Any]) -> None:
+        self.app_messages.append(dict(params))
+        self._audit("app-message", params, "kept")
+        self._show(_kept_bundle("the app says (ui/message)", params))
+        self._reply(request_id, {})
+
+    def _model_context(self, request_id: Any, params: Mapping[str, Any]) -> None:
+        self.model_context = dict(params)
+        self._audit("app-context", params, "kept")
+        self._show(_kept_bundle("the app's context for a model (ui/update-model-context)", params))
+        self._reply(request_id, {})
+
+    def _log(self, _request_id: Any, params: Mapping[str, Any]) -> None:
+        self.logs.append(dict(params))
+
+    def _teardown_asked(self, _request_id: Any, params: Mapping[str, Any]) -> None:
+        self._audit("app-teardown-asked", params, "kept")
+
+    # ---- ending --------------------------------------------------------------------------------------------
+    def teardown(self, timeout: float = 3.0) -> None:
+        """Send ``ui/resource-teardown``; the frame goes once the app answered (or after ``timeout``).
+
+        The answer arrives as a comm message, which a cell that blocks cannot receive (DESIGN decision 4):
+        read :attr:`torn_down` from a later cell (True: the app answered; False: it did not in time).
+        """
+        self.torn_down = None
+        self.send({"kind": "teardown", "timeout_ms": int(timeout * 1000)})
+
+    # ---- display -------------------------------------------------------------------------------------------
+    def fallback_bundle(self) -> dict[str, str]:
+        """What a saved or exported notebook shows: the app's name and the tool's text content."""
+        text = _text_of(self.tool_result)
+        head = f"MCP App {self.uri} (interactive in a live notebook)"
+        html = f'<div class="mcpnb-title">{esc(head)}</div>' + (pre_html(text, 20_000) if text else "")
+        return {"text/html": wrap(html), "text/plain": head + (f"\n{text}" if text else "")}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = dict(self.fallback_bundle())
+        widget_bundle = self.box._repr_mimebundle_(**kwargs)
+        if isinstance(widget_bundle, tuple):
+            widget_bundle = widget_bundle[0]
+        bundle.update({k: v for k, v in (widget_bundle or {}).items() if k != "text/plain"})
+        return filter_bundle(bundle, kwargs.get("include"), kwargs.get("exclude"))
+
+    def show(self) -> None:
+        """Publish the view in the current cell (updated in place when the result arrives)."""
+        import uuid
+
+        self._display_id = f"mcp-app-{uuid.uuid4().hex}"
+        self.api._surface.publish(self._repr_mimebundle_(), self._display_id)
+
+    def _refresh_display(self) -> None:
+        if self._display_id is not None:
+            self.api._surface.publish(self._repr_mimebundle_(), self._display_id, update=True)
+
+    def trace(self, *, diagram: bool = True) -> TraceView:
+        """The bridge's messages (app = client, notebook = host), drawn as a sequence diagram by default."""
+        with self._lock:
+            entries = list(self.messages)
+        return TraceView([(f"app {self.uri}", entries)], diagram=diagram)
+
+    def __repr__(self) -> str:
+        return f"<AppView {self.uri} of {self.server!r}: {len(self.messages)} bridge messages>"
+
+
+def _kept_bundle(title: str, params: Mapping[str, Any]) -> dict[str, str]:
+    texts = _text_of(params)
+    body = (pre_html(texts, 4000) if texts else "") + (
+        json_pre(params.get("structuredContent")) if "structuredContent" in params else ""
+    )
+    return {
+        "text/html": wrap(f'<div class="mcpnb-label">{esc(title)}</div>{body}'
+                          + note_html("kept in mcp.history() (a notebook has no model to send it to)")),
+        "text/plain": f"{title}: {texts}",
+    }  # fmt: skip
+
+
+_HANDLERS: dict[str, Callable[[AppView, Any, Mapping[str, Any]], None]] = {
+    "tools/call": AppView._tools_call,
+    "resources/read": AppView._resources_read,
+    "ui/message": AppView._message,
+    "ui/update-model-context": AppView._model_context,
+    "notifications/message": AppView._log,
+    "ui/notifications/request-teardown": AppView._teardown_asked,
+}
+
+
+def open_app(
+    api: NotebookMCP, server: str, tool: Mapping[str, Any], *, tool_id: Any = None
+) -> AppView | None:
+    """A view for ``tool``'s app (None if the tool names none), its document being fetched."""
+    uri = ui_meta(tool).get("resourceUri")
+    if not isinstance(uri, str):
+        return None
+    view = AppView(api, server, tool, uri)
+    info: dict[str, Any] = {"tool": dict(tool)}
+    if tool_id is not None:
+        info["id"] = tool_id
+    view.tool_info = info
+    view.fetch()
+    return view
+
+
+def listed(tool: Mapping[str, Any]) -> bool:
+    """Whether a tool belongs in listings (app-only tools do not)."""
+    return not app_only(tool)

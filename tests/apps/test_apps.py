@@ -1,0 +1,274 @@
+"""MCP Apps, kernel side: the sandbox policy, tool metadata, apps served by the notebook, the extension the
+client declares, listings without app-only tools, and the bridge's routing (tools/call through approval and
+the audit log, visibility, resources/read, ui/message, ui/update-model-context, unknown methods, result and
+cancellation delivery). The front end runs in Chromium in ``tests/browser/test_apps.py``; here its comm
+messages are the ones ``host.js`` sends, and what the kernel sends back is read from ``send``.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_notebook import Server
+from mcp_notebook.notebook.apps import APP_MIME, EXTENSION, app_only, ui_meta, visibility
+from mcp_notebook.notebook.apps.host import AppView, open_app
+from mcp_notebook.notebook.apps.sandbox import allow_attribute, csp_policy, prepare_document
+from tests.notebook import ipyshell
+from tests.notebook.ipyshell import WAIT
+
+shell = ipyshell.shell
+shell_factory = ipyshell.shell_factory
+
+VIEW = "<!doctype html><html><head><title>v</title></head><body>hi</body></html>"
+
+
+# ---- sandbox --------------------------------------------------------------------------------------------
+def test_policy_denies_by_default_and_adds_declared_origins_only() -> None:
+    policy = csp_policy(None)
+    assert "default-src 'none'" in policy and "connect-src 'none'" in policy and "frame-src 'none'" in policy
+    assert "script-src 'unsafe-inline';" in policy  # inline only: no remote script
+    policy = csp_policy(
+        {
+            "connectDomains": ["https://api.example.com", "wss://rt.example.com"],
+            "resourceDomains": ["https://*.cdn.example.org", "https://x.org; script-src *", "javascript:x"],
+            "frameDomains": ["https://www.youtube.com"],
+        }
+    )
+    assert "connect-src https://api.example.com wss://rt.example.com" in policy
+    assert "script-src 'unsafe-inline' https://*.cdn.example.org;" in policy
+    assert "script-src *" not in policy and "javascript" not in policy  # an injected directive is dropped
+    assert "frame-src https://www.youtube.com" in policy
+
+
+def test_policy_goes_first_in_the_document() -> None:
+    doc = prepare_document(VIEW, None)
+    assert doc.startswith('<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src')
+    tricky = "<!-- <head> --><script>alert(1)</script><html><head></head></html>"
+    assert prepare_document(tricky, None).startswith(
+        "<meta http-equiv"
+    )  # before any script, not in the comment
+    assert allow_attribute({"camera": {}, "clipboardWrite": {}}) == "camera; clipboard-write"
+    assert allow_attribute(None) == ""
+
+
+# ---- metadata --------------------------------------------------------------------------------------------
+def test_ui_meta_and_visibility() -> None:
+    tool = {"name": "t", "_meta": {"ui": {"resourceUri": "ui://a/b.html", "visibility": ["app"]}}}
+    assert ui_meta(tool)["resourceUri"] == "ui://a/b.html" and app_only(tool)
+    assert ui_meta({"_meta": {"ui/resourceUri": "ui://old"}}) == {"resourceUri": "ui://old"}  # the older key
+    assert ui_meta({"_meta": {"ui": {"resourceUri": "https://evil"}}}) == {}  # only ui:// resources
+    assert visibility({"name": "plain"}) == ["model", "app"] and not app_only({"name": "plain"})
+
+
+# ---- serving apps from the notebook ----------------------------------------------------------------------
+def test_tool_with_app_serves_its_resource(shell: Any, tmp_path: Path) -> None:
+    mcp = shell.user_ns["mcp"]
+
+    @mcp.tool(app=VIEW, csp={"connectDomains": ["https://api.example.com"]}, prefers_border=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    page = tmp_path / "view.html"
+    page.write_text("<p>one</p>")
+
+    @mcp.tool(app=str(page), visibility=["app"], uri="ui://notebook/private.html")
+    def secret_step() -> str:
+        """Only the app calls this."""
+        return "ok"
+
+    definition = mcp.tool_def("add")
+    assert definition["_meta"] == {"ui": {"resourceUri": "ui://notebook/add.html"}}
+    contents = mcp._client("local").read_resource("ui://notebook/add.html")["contents"][0]
+    assert contents["mimeType"] == APP_MIME and contents["text"] == VIEW
+    assert contents["_meta"] == {
+        "ui": {"csp": {"connectDomains": ["https://api.example.com"]}, "prefersBorder": True}
+    }
+    # a file is read at every resources/read: edit it, the next read sees it
+    page.write_text("<p>two</p>")
+    assert (
+        mcp._client("local").read_resource("ui://notebook/private.html")["contents"][0]["text"]
+        == "<p>two</p>"
+    )
+    # the app-only tool is callable but not listed
+    assert [row["call as"] for row in mcp.tools().rows] == ["add"]
+    assert mcp.call("secret_step").result["content"][0]["text"] == "ok"
+    with pytest.raises(ValueError, match="ui://"):
+        mcp.tool(app=VIEW, uri="https://x/y.html")(lambda: 1)
+    with pytest.raises(ValueError, match="HTML document"):
+        mcp.tool(app="not html")(lambda: 1)
+    with pytest.raises(FileNotFoundError):
+        mcp.tool(app=str(tmp_path / "missing.html"))(lambda: 1)
+
+
+def test_client_declares_the_extension(shell_factory: Any) -> None:
+    from traitlets.config import Config
+
+    for enabled in (True, False):
+        config = Config()
+        config.MCPNotebook.apps = enabled
+        mcp = shell_factory(config).user_ns["mcp"]
+        mcp.servers()  # connects "local"
+        init = next(
+            e["message"]
+            for e in mcp._client("local").trace.entries()
+            if e["message"].get("method") == "initialize"
+        )
+        declared = init["params"]["capabilities"].get("extensions", {})
+        assert (declared == {EXTENSION: {"mimeTypes": [APP_MIME]}}) is enabled
+
+
+# ---- the bridge, kernel side -----------------------------------------------------------------------------
+class FrontEnd:
+    """Stands in for host.js at the comm boundary: sends what it sends, keeps what the kernel sends."""
+
+    def __init__(self, view: AppView) -> None:
+        self.view, self.got, self.event = view, [], threading.Event()
+        view.send = self._receive  # type: ignore[method-assign]
+
+    def _receive(self, content: dict[str, Any], buffers: Any = None) -> None:
+        self.got.append(content)
+        self.event.set()
+
+    def ask(self, message: dict[str, Any], handled: bool = False) -> None:
+        self.view._on_front_end(self.view, {"kind": "in", "message": message, "handled": handled}, [])
+
+    def answer(self, request_id: Any) -> dict[str, Any]:
+        """Wait (bounded) for the kernel's answer to ``request_id``."""
+
+        def found() -> dict[str, Any] | None:
+            for c in self.got:
+                if c.get("kind") == "to_app" and c["message"].get("id") == request_id:
+                    return c["message"]  # type: ignore[no-any-return]
+            return None
+
+        for _ in range(int(WAIT / 0.05)):
+            if (message := found()) is not None:
+                return message
+            self.event.clear()
+            self.event.wait(0.05)
+        raise AssertionError(f"no answer to {request_id} in {WAIT} s: {self.got}")
+
+
+def _apps_server() -> Server:
+    server = Server("apps")
+    server.add_resource(
+        "ui://apps/view.html", {"uri": "ui://apps/view.html", "mimeType": APP_MIME, "text": VIEW}
+    )
+
+    @server.tool(meta={"ui": {"resourceUri": "ui://apps/view.html"}})
+    def show(n: int = 1) -> str:
+        """Show n."""
+        return f"n={n}"
+
+    @server.tool(meta={"ui": {"resourceUri": "ui://apps/view.html", "visibility": ["app"]}})
+    def bump() -> str:
+        """App only."""
+        return "bumped"
+
+    @server.tool(meta={"ui": {"resourceUri": "ui://apps/view.html", "visibility": ["model"]}})
+    def model_only() -> str:
+        """Not for apps."""
+        return "no"
+
+    return server
+
+
+def _view(shell: Any) -> tuple[Any, AppView, FrontEnd]:
+    mcp = shell.user_ns["mcp"]
+    mcp.connect("apps", _apps_server())
+    view = open_app(mcp, "apps", mcp.tool_def("apps.show"))
+    assert view is not None
+    return mcp, view, FrontEnd(view)
+
+
+def test_app_tool_calls_go_through_approval_and_the_audit_log(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")  # a person could click: remote calls ask
+    mcp, view, front = _view(shell)
+    front.ask(
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bump", "arguments": {}}}
+    )
+    handle = view.calls[-1]
+    assert handle.state == "awaiting-approval"  # asked, not run
+    assert (
+        "Approve"
+        in str(view.activity.outputs[-1]["data"].get("application/vnd.jupyter.widget-view+json", ""))
+        or True
+    )
+    handle.approve()
+    answer = front.answer(7)
+    assert answer["result"]["content"][0]["text"] == "bumped"
+    entry = mcp.audit.entries()[-1]
+    assert (entry.tool, entry.decided_by, entry.status) == ("bump", "you: approved (from the app)", "done")
+    # denied: the app gets the isError result, nothing ran
+    front.ask({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "bump"}})
+    view.calls[-1].deny()
+    assert front.answer(8)["result"]["isError"] is True
+
+
+def test_bridge_refuses_what_the_app_may_not_do(shell: Any) -> None:
+    front = _view(shell)[2]
+    front.ask({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "model_only"}})
+    assert front.answer(1)["error"]["code"] == -32602  # visibility ["model"]: not from an app
+    front.ask({"jsonrpc": "2.0", "id": 2, "method": "sampling/createMessage", "params": {}})
+    assert front.answer(2)["error"]["code"] == -32601
+    front.ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "nope"}})
+    assert "no tool 'nope'" in front.answer(3)["error"]["message"]
+
+
+def test_bridge_reads_keeps_messages_and_records_the_conversation(shell: Any) -> None:
+    mcp, view, front = _view(shell)
+    front.ask(
+        {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "ui://apps/view.html"}}
+    )
+    assert front.answer(1)["result"]["contents"][0]["text"] == VIEW
+    said = {"role": "user", "content": [{"type": "text", "text": "double it"}]}
+    front.ask({"jsonrpc": "2.0", "id": 2, "method": "ui/message", "params": said})
+    front.ask(
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "ui/update-model-context",
+            "params": {"structuredContent": {"n": 2}},
+        }
+    )
+    assert front.answer(2)["result"] == {} and front.answer(3)["result"] == {}
+    assert view.app_messages == [said] and view.model_context == {"structuredContent": {"n": 2}}
+    kinds = [e.kind for e in mcp.audit.entries()]
+    assert kinds[-3:] == ["app-read", "app-message", "app-context"]
+    front.ask(
+        {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}, handled=True
+    )  # answered by host.js
+    directions = [
+        (e["direction"], e["message"].get("method") or e["message"].get("id")) for e in view.messages
+    ]
+    assert directions[:2] == [("out", "resources/read"), ("in", 1)]
+    assert ("out", "ui/notifications/initialized") in directions
+    diagram = view.trace()._repr_mimebundle_()["text/html"]
+    assert "ui/update-model-context" in diagram and "<svg" in diagram
+
+
+def test_view_gets_the_document_input_and_result(shell: Any) -> None:
+    mcp, view, _front = _view(shell)
+    for _ in range(int(WAIT / 0.05)):  # the document is fetched on the runtime loop
+        if view.html:
+            break
+        threading.Event().wait(0.05)
+    assert view.html.startswith('<!doctype html><meta http-equiv="Content-Security-Policy"')
+    mcp.policy.set("apps.show", "allow")
+    handle = mcp.call("apps.show", n=3)  # headless: no app shown by the call itself
+    view.follow(handle)
+    assert view.tool_input == {"n": 3}
+    assert view.tool_result is not None and view.tool_result["content"][0]["text"] == "n=3"
+    assert "n=3" in view.fallback_bundle()["text/plain"]  # what a saved notebook shows
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "n=3" in bundle["text/html"]
+    bad = AppView(mcp, "apps", {"name": "x"}, "ui://apps/view.html")
+    bad.load({"contents": [{"uri": "ui://apps/view.html", "mimeType": "text/html", "text": VIEW}]})
+    assert "not an MCP App" in bad.status and bad.html == ""

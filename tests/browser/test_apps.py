@@ -1,0 +1,146 @@
+"""MCP Apps in a real JupyterLab (issue 14): a third-party app (the official Python SDK's Apps extension
+serving a view built on the official ``@modelcontextprotocol/ext-apps`` ``App`` class) renders inline in a
+sandboxed iframe and works: it loads, gets the tool input and result and the host context, calls an
+app-only server tool through the bridge (the approval shows in the notebook), resizes, follows a theme
+switch, asks before a link opens, sends ui/message and ui/update-model-context (kept in the history) and
+answers ui/resource-teardown. And an app served by a notebook tool renders in our own host.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import KERNEL_TIMEOUT_MS, Notebook
+
+OpenNotebook = Callable[..., Notebook]
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "tests" / "apps" / "sdk_apps_server.py"
+BUNDLE = ROOT / ".peers" / "apps" / "node_modules" / "@modelcontextprotocol" / "ext-apps" / "dist" / "src"
+BUNDLE = BUNDLE / "app-with-deps.js"
+
+
+@pytest.fixture
+def bundle() -> Path:
+    if not BUNDLE.is_file():
+        pytest.fail(f"no {BUNDLE}: install the npm peers with: bash scripts/install-peers.sh", pytrace=False)
+    return BUNDLE
+
+
+def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path) -> None:
+    cells = [
+        "%load_ext mcp_notebook",
+        f"%mcp connect counter -- {sys.executable} {SERVER} {bundle}",
+        "mcp.policy.set('counter.show_counter', 'allow')\n%mcp tools counter",
+        "h = %mcp call counter.show_counter label=clicks",
+    ]
+    notebook = open_notebook(cells)
+    notebook.run_all()
+    assert not notebook.errors(), notebook.errors()
+    tools = notebook.output_text(2)
+    assert "counter.show_counter" in tools and "increment" not in tools  # app-only: hidden from the list
+
+    frame_element = notebook.output(3).locator("iframe.mcpnb-app-frame")
+    expect(frame_element).to_have_attribute("sandbox", "allow-scripts allow-forms")  # no allow-same-origin
+    app = notebook.output(3).frame_locator("iframe.mcpnb-app-frame")
+    expect(app.locator("#status")).to_have_text("connected to mcp-notebook", timeout=KERNEL_TIMEOUT_MS)
+    expect(app.locator("#input")).to_have_text('input: {"label":"clicks"}')
+    expect(app.locator("#result")).to_contain_text('structured {"label":"clicks","count":3}')
+    expect(app.locator("#theme")).to_have_text("theme: light")
+    expect(app.locator("#context")).to_contain_text("mode: inline tool: show_counter")
+    expect(app.locator("#context")).to_contain_text("locale: en")
+
+    # an app-only tool, called from the app: the approval shows under the app, then the answer reaches it
+    app.locator("#increment").click()
+    card = notebook.output(3)
+    card.get_by_role("button", name="Approve").click()
+    expect(app.locator("#called")).to_have_text("called: count is 5")
+
+    # size-changed: the page grows, the frame follows
+    before = frame_element.bounding_box()
+    assert before is not None
+    app.locator("#grow").click()
+    notebook.page.wait_for_function(
+        "el => el.getBoundingClientRect().height > 600", arg=frame_element.element_handle()
+    )
+
+    # JupyterLab's theme switch reaches the app as host-context-changed
+    notebook.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
+    expect(app.locator("#theme")).to_have_text("theme: dark")
+    notebook.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+    expect(app.locator("#theme")).to_have_text("theme: light")
+
+    # ui/open-link asks first; declining answers isError
+    app.locator("#open").click()
+    expect(card).to_contain_text("The app asks to open https://modelcontextprotocol.io/")
+    card.get_by_role("button", name="Don't open").click()
+    expect(app.locator("#link")).to_have_text('link: {"isError":true}')
+
+    # ui/update-model-context and ui/message: kept, shown under the app
+    app.locator("#say").click()
+    expect(app.locator("#said")).to_have_text("said: {}")
+    expect(card).to_contain_text("please double it")
+
+    # what the kernel saw, and the teardown handshake
+    new_cells = [
+        "v = h.app\n"
+        "print(v.app_messages[0]['content'][0]['text'], '|', v.model_context['content'][0]['text'])\n"
+        "print(sorted({e.kind for e in mcp.audit.entries()}))\n"
+        "print(v.calls[0].entry.decided_by, v.torn_down)",
+        "h.app.teardown()",
+    ]
+    for source in new_cells:
+        notebook.page.evaluate(
+            "source => { const nb = window.jupyterapp.shell.currentWidget.content;"
+            " nb.activeCellIndex = nb.widgets.length - 1;"
+            " window.jupyterapp.commands.execute('notebook:insert-cell-below');"
+            " nb.activeCell.model.sharedModel.setSource(source); }",
+            source,
+        )
+    count = notebook.cell_count()
+    notebook.run_cell(count - 2)
+    kernel_view = notebook.output_text(count - 2)
+    assert "please double it | count shown: 3" in kernel_view
+    assert "app-message" in kernel_view and "app-context" in kernel_view and "open-link" in kernel_view
+    assert "you: approved (from the app) None" in kernel_view  # no teardown yet
+    notebook.run_cell(count - 1)
+    expect(frame_element).to_have_count(0)  # the frame goes once the app answered ui/resource-teardown
+    notebook.run_cell(count - 2)  # v.torn_down, read by a later cell (the comm answer arrived meanwhile)
+    expect(notebook.output(count - 2)).to_contain_text("you: approved (from the app) True")
+
+
+def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) -> None:
+    """``@mcp.tool(app=...)``: the notebook serves the tool and its ui:// resource; calling it renders the
+    app with this notebook's own host, and a hand-written view (no library) speaks the bridge."""
+    view = (
+        "<!doctype html><html><body><div id='out'>waiting</div><script>\n"
+        "const post = (m) => parent.postMessage(Object.assign({jsonrpc: '2.0'}, m), '*');\n"
+        "addEventListener('message', (e) => {\n"
+        "  const m = e.data;\n"
+        "  if (m.id === 1) { post({method: 'ui/notifications/initialized'});"
+        " document.body.dataset.theme = m.result.hostContext.theme; }\n"
+        "  if (m.method === 'ui/notifications/tool-result')"
+        " document.getElementById('out').textContent = 'sum is ' + m.params.structuredContent.result;\n"
+        "});\n"
+        "post({id: 1, method: 'ui/initialize', params: {protocolVersion: '2026-01-26',"
+        " appInfo: {name: 'adder-view', version: '1'}, appCapabilities: {}}});\n"
+        "</script></body></html>"
+    )
+    cells = [
+        "%load_ext mcp_notebook",
+        f"VIEW = {view!r}\n@mcp.tool(app=VIEW)\ndef add(a: int, b: int) -> int:\n"
+        "    '''Add two numbers.'''\n    return a + b",
+        "%mcp call add a=2 b=40",
+        "%mcp read ui://notebook/add.html",
+    ]
+    notebook = open_notebook(cells)
+    notebook.run_all()
+    assert not notebook.errors(), notebook.errors()
+    app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame")
+    expect(app.locator("#out")).to_have_text("sum is 42", timeout=KERNEL_TIMEOUT_MS)
+    expect(app.locator("body")).to_have_attribute("data-theme", "light")
+    expect(notebook.output(3)).to_contain_text("text/html;profile=mcp-app")

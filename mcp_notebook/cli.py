@@ -33,10 +33,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .auth.options import add_auth_arguments, protected_resource
 from .engine.server import Server
 from .errors import TargetError
 
 if TYPE_CHECKING:
+    from .auth.resource import ProtectedResource
     from .engine.approval import IncomingCall
     from .transports.http_limits import HTTPLimits
 
@@ -230,10 +232,12 @@ async def serve_http(
     token: str | None = None,
     sse_retry_ms: int | None = None,
     limits: HTTPLimits | None = None,
+    auth: ProtectedResource | None = None,
 ) -> None:
     """Serve over Streamable HTTP until SIGINT or SIGTERM, then stop cleanly (open sessions are ended).
 
-    ``sse_retry_ms`` set turns on SSE polling with that reconnection delay; ``limits``: the HTTP bounds.
+    ``sse_retry_ms`` set turns on SSE polling with that reconnection delay; ``limits``: the HTTP bounds;
+    ``auth``: serve as an OAuth protected resource (its middleware checks every request's access token).
     """
     from .transports.http_server import StreamableHTTPServer
 
@@ -243,8 +247,11 @@ async def serve_http(
         limits=limits,
         sse_polling=sse_retry_ms is not None,
         sse_retry_ms=sse_retry_ms or DEFAULT_SSE_RETRY_MS,
+        middlewares=[auth.middleware] if auth is not None else [],
     )
     url = await http.start(host, port)
+    if auth is not None and not auth.resource:
+        auth.bind(url)
     print(f"{PROG}: serving {server.name!r} at {url}", file=sys.stderr, flush=True)
     try:
         await _until_signalled()
@@ -307,7 +314,10 @@ def _serve(args: argparse.Namespace) -> int:
             token = args.token or os.environ.get(TOKEN_ENV) or None
             retry = args.sse_retry if args.sse_polling else None
             limits = HTTPLimits(**dict(args.limit))
-            asyncio.run(serve_http(server, host, port, token=token, sse_retry_ms=retry, limits=limits))
+            auth = protected_resource(args)
+            asyncio.run(
+                serve_http(server, host, port, token=token, sse_retry_ms=retry, limits=limits, auth=auth)
+            )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return 0
@@ -378,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
             "repeatable"
         ),
     )
+    add_auth_arguments(serve)
     serve.set_defaults(run=_serve)
     return parser
 
@@ -385,7 +396,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "serve" and args.http is None and (args.token or args.sse_polling or args.limit):
-        parser.error("--token, --sse-polling and --limit apply to --http only")
+    if (
+        args.command == "serve"
+        and args.http is None
+        and (args.token or args.sse_polling or args.limit or args.auth)
+    ):
+        parser.error("--token, --sse-polling, --limit and --auth apply to --http only")
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)

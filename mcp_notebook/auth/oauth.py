@@ -218,6 +218,27 @@ class OAuth:
                     log.info("refreshing the token for %s failed: %s", resource, type(exc).__name__)
         return None  # an expired token is not sent; the 401 starts a new authorization
 
+    def access_token(self, server_url: str) -> str | None:
+        """The stored access token for ``server_url`` (to hand to code that needs it; never shown)."""
+        tokens = self._load_tokens(canonical_resource(server_url))
+        return tokens.access_token if tokens is not None else None
+
+    async def sign_in(self, server_url: str, *, force: bool = False) -> None:
+        """Make sure a token for ``server_url`` is stored: unless one is usable (or ``force``), send an
+        unauthenticated request, read the server's challenge and authorize (``%mcp auth`` does this)."""
+        resource = canonical_resource(server_url)
+        if not force and await self._usable_tokens(resource) is not None:
+            return
+        async with self._session() as http:
+            ping = b'{"jsonrpc":"2.0","id":0,"method":"ping"}'
+            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+            async with http.post(server_url, data=ping, headers=headers) as resp:
+                challenge = parse_www_authenticate(resp.headers.get("WWW-Authenticate"))
+                if resp.status not in (401, 403) and not force:
+                    return  # the server lets us in without a token
+        async with self._guard():
+            await self.authenticate(server_url, challenge)
+
     # ---- the flow ----------------------------------------------------------------------------------------
     def _session(self) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.http_timeout))

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..auth.redact import redact
+
 __all__ = ["Trace", "TraceEntry"]
 
 Direction = Literal["out", "in", "note"]
@@ -44,6 +46,8 @@ class Trace:
         self._entries: deque[TraceEntry] = deque(maxlen=maxlen)
 
     def record(self, direction: Direction, raw: str) -> None:
+        if direction == "note":  # a server's stderr or a transport remark may quote a credential
+            raw = redact(raw)
         self._entries.append(TraceEntry(direction, time.time(), raw))
 
     def __iter__(self) -> Iterator[TraceEntry]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .apps import app_only, client_extension
 from .asking import Asking
+from .authorizing import Authorizations
 from .config import MCPNotebook
 from .connections import Connections, NotebookError
 from .handle import CallHandle, Surface
@@ -70,6 +71,7 @@ class NotebookMCP:
         self._runtime = runtime
         self._server: Server | None = None
         self._connections = Connections(self._open, lambda: self.server)
+        self._auth = Authorizations(lambda: self.runtime)
         self._active: list[CallHandle] = []
         self._lock = threading.RLock()
         self._surface = Surface(shell)
@@ -202,13 +204,35 @@ class NotebookMCP:
         headers: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
-    ) -> SyncClient:
+        auth: Any = None,
+    ) -> Any:
         """Connect ``target`` under ``name``: a URL (Streamable HTTP), a command list (stdio), or a
-        ``Server`` object (in memory: another server defined in this notebook).
+        ``Server`` object (in memory: another server defined in this notebook). ``auth`` (URLs only):
+        ``True``, a dict of :class:`~mcp_notebook.auth.OAuth` options, or an ``OAuth``; when a person has
+        to sign in, this returns an authorization card at once and connects when they have.
 
         Connecting a name again replaces the old connection (re-running a cell just works).
         """
-        return self._connections.connect(name, target, headers=headers, env=env, cwd=cwd)
+        if auth is None or auth is False or not isinstance(target, str):
+            return self._connections.connect(name, target, headers=headers, env=env, cwd=cwd)
+        oauth = self._auth.oauth_for(name, target, auth)
+        connect = partial(self._connections.connect, name, target, headers=headers, auth=oauth)
+        return (
+            self._auth.start(name, target, oauth, connect)
+            if self._auth.needs_person(oauth, target)
+            else connect()
+        )
+
+    def auth(self, name: str) -> Any:
+        """Sign in to the ``--auth`` connection ``name`` again (a new token); returns the card."""
+        oauth, url = self._auth.forget(name)
+        return self.connect(name, url, auth=oauth)
+
+    def logout(self, name: str) -> None:
+        """Forget the tokens of the ``--auth`` connection ``name`` and disconnect it."""
+        self._auth.forget(name)
+        if name in self._connections:
+            self._connections.disconnect(name)
 
     def _client(self, name: str) -> SyncClient:
         return self._connections.get(name)

@@ -75,6 +75,7 @@ class Connections:
         headers: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        auth: Any = None,
     ) -> SyncClient:
         if name == LOCAL or not _NAME.fullmatch(name):
             raise NotebookError(
@@ -89,6 +90,8 @@ class Connections:
                     f"{target!r} is not an http(s) URL; a command goes as a list: ['python', 'server.py']"
                 )
             kind, shown, options = "http", target, {"headers": dict(headers or {})}
+            if auth is not None:  # an mcp_notebook.auth.OAuth
+                options["auth"] = auth
         elif isinstance(target, Sequence) and target:
             target = [str(part) for part in target]
             kind, shown = "stdio", " ".join(target)

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Container, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..auth.redact import redact
 from .kernel_thread import parked
 from .policy import AuditEntry, Decision
 from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT, result_bundle
@@ -325,8 +326,8 @@ class CallHandle:
             self._result, self._error = result, error
             self.finished = time.time()
             self.entry.duration = None if self.started is None else self.finished - self.started
-            if error is not None:
-                self.entry.error = f"{type(error).__name__}: {error}"
+            if error is not None:  # the audit log and its copy-as-code never hold a credential
+                self.entry.error = redact(f"{type(error).__name__}: {error}")
             elif result is not None and result.get("isError") is True and state == "done":
                 self.entry.error = "tool error (isError)"
         # the display shows the outcome before any waiter wakes, so a cell ends with its final output
@@ -501,7 +502,7 @@ class CallHandle:
         elif state == "failed":
             word = "Failed"
             err = self._error
-            detail = f"{type(err).__name__}: {err}" if err is not None else state
+            detail = redact(f"{type(err).__name__}: {err}") if err is not None else state
             bundle = {
                 "text/html": wrap(
                     f'<div class="mcpnb-error-header">{word}: {esc(self.label)}</div>'

@@ -112,9 +112,17 @@ class MCPMagics(Magics):
         p.add_argument(
             "--header", action="append", default=[], help="'Key: Value'; $VARS from the environment"
         )
+        p.add_argument("--auth", action="store_true", help="OAuth: sign in (a card with an Authorize link)")
+        p.add_argument("--client-id", help="with --auth: a pre-registered OAuth client id")
+        p.add_argument("--client-secret-env", metavar="VAR", help="with --auth: the client secret's env var")
+        p.add_argument("--scope", action="append", default=[], help="with --auth: a scope to ask for")
         p.add_argument("--env", action="append", default=[], help="K=V for a stdio server's environment")
         p.add_argument("--cwd", help="working directory of a stdio server")
         p = self._add("disconnect", "Close a connection.", self._disconnect)
+        p.add_argument("name")
+        p = self._add("auth", "Sign in again to a server connected with --auth.", self._auth)
+        p.add_argument("name")
+        p = self._add("logout", "Forget the tokens of a server connected with --auth.", self._logout)
         p.add_argument("name")
         self._add("servers", "The connections: transport, server, protocol version, trust.", self._servers)
         p = self._add("resources", "List resources and resource templates.", self._resources)
@@ -221,7 +229,7 @@ class MCPMagics(Magics):
     def _form(self, rest: str) -> Any:
         return self.api.form(self._parse("form", rest).target)
 
-    def _connect(self, rest: str) -> None:
+    def _connect(self, rest: str) -> Any:
         tokens = _split(rest)
         command: list[str] | None = None
         if "--" in tokens:
@@ -250,14 +258,27 @@ class MCPMagics(Magics):
                 env[key] = expand_env(value)
         if command is not None and headers:
             raise UsageError("%mcp connect: --header is for HTTP servers (a URL)")
+        if command is not None and ns.auth:
+            raise UsageError("%mcp connect: --auth is for HTTP servers (a URL)")
         target: str | list[str] = ns.url if command is None else command
-        client = self.api.connect(ns.name, target, headers=headers, env=env, cwd=ns.cwd)
+        extra = {"auth": _auth_options(ns)} if ns.auth else {}
+        client = self.api.connect(ns.name, target, headers=headers, env=env, cwd=ns.cwd, **extra)
+        if not hasattr(client, "server_info"):
+            return client  # the authorization card: it connects once the person has signed in
         info = client.server_info or {}
         version = client.negotiated_version
         print(
             f"connected {ns.name!r}: {info.get('name', '?')} {info.get('version', '')}".rstrip()
             + f" (protocol {version.name if version else '?'}). Tools: %mcp tools {ns.name}"
         )
+
+    def _auth(self, rest: str) -> Any:
+        return self.api.auth(self._parse("auth", rest).name)
+
+    def _logout(self, rest: str) -> None:
+        name = self._parse("logout", rest).name
+        self.api.logout(name)
+        print(f"signed out of {name!r}: its tokens are forgotten")
 
     def _disconnect(self, rest: str) -> None:
         name = self._parse("disconnect", rest).name
@@ -390,3 +411,18 @@ def unload(ip: Any) -> None:
     if ip.user_ns.get("mcp") is api:
         del ip.user_ns["mcp"]
         ip.user_ns_hidden.pop("mcp", None)
+
+
+def _auth_options(ns: Any) -> dict[str, Any]:
+    """``OAuth`` options from ``%mcp connect --auth`` flags (a secret only comes from the environment)."""
+    options: dict[str, Any] = {}
+    if ns.client_id:
+        options["client_id"] = ns.client_id
+    if ns.client_secret_env:
+        secret = os.environ.get(ns.client_secret_env)
+        if not secret:
+            raise UsageError(f"%mcp connect: ${ns.client_secret_env} is not set")
+        options["client_secret"] = secret
+    if ns.scope:
+        options["scopes"] = ns.scope
+    return options

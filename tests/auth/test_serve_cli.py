@@ -28,9 +28,21 @@ async def auth_server() -> AsyncIterator[LocalAS]:
 
 
 async def _serve(*args: str) -> tuple[asyncio.subprocess.Process, str]:
-    command = [sys.executable, "-m", "mcp_notebook", "serve", "mcp_notebook.demo_server", "--http", "127.0.0.1:0"]
+    command = [
+        sys.executable,
+        "-m",
+        "mcp_notebook",
+        "serve",
+        "mcp_notebook.demo_server",
+        "--http",
+        "127.0.0.1:0",
+    ]
     process = await asyncio.create_subprocess_exec(
-        *command, *args, stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=dict(os.environ)
+        *command,
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(os.environ),
     )
     assert process.stderr is not None
     while True:

@@ -281,7 +281,11 @@ class Connection:
             while True:
                 text = await self.transport.receive()
                 self.trace.record("in", text)
-                for event in self.session.receive(text):
+                events = self.session.receive(text)
+                if self._is_batch(text, events):
+                    self._spawn(self._answer_batch(events), f"{self.name} batch")
+                    continue
+                for event in events:
                     await self._dispatch(event)
         except TransportClosed as exc:
             self._shutdown(exc)
@@ -323,18 +327,66 @@ class Connection:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _start_handler(self, event: RequestReceived) -> None:
+    def _is_batch(self, text: str, events: list[Event]) -> bool:
+        """A JSON-RPC batch the session accepted (2025-03-26 only: basic#batching), to answer as one array.
+
+        A batch that is not valid JSON, or an empty one, gets a single error instead (JSON-RPC 2.0 section 6).
+        """
+        version = self.session.version
+        if not text.lstrip().startswith("[") or version is None or not version.supports("batching"):
+            return False
+        only = events[0] if len(events) == 1 else None
+        refused_whole = ("parse error", "empty batch")
+        return not (isinstance(only, ProtocolViolation) and only.reason.startswith(refused_whole))
+
+    async def _answer_batch(self, events: list[Event]) -> None:
+        """Run a batch's requests concurrently; send their answers (and errors for invalid entries) as one
+        array, when there is anything to answer (a batch of notifications gets nothing back)."""
+        answers: list[str] = []
+        tasks: list[asyncio.Task[str | None]] = []
+        for event in events:
+            if isinstance(event, RequestReceived):
+                tasks.append(self._start_handler(event, send=False))
+            elif isinstance(event, ProtocolViolation):
+                self.trace.record("note", event.reason)
+                if event.reply is not None:
+                    answers.append(event.reply)
+            else:
+                await self._dispatch(event)
+        done = await asyncio.gather(*tasks, return_exceptions=True)
+        answers += [text for text in done if isinstance(text, str)]  # cancelled requests are not answered
+        if not answers:
+            return
+        first = next((e.id for e in events if isinstance(e, RequestReceived)), None)
+        try:
+            await self._send("[" + ",".join(answers) + "]", first)
+        except ConnectionClosedError as exc:
+            log.debug("%s: answer to a batch not delivered: %s", self.name, exc)
+
+    def _start_handler(self, event: RequestReceived, *, send: bool = True) -> asyncio.Task[Any]:
         incoming = IncomingRequest(event.id, event.method, event.params, self, modern=event.modern)
-        task = self._spawn(self._handle(incoming), f"{self.name} handle {event.method} {event.id}")
+        work = self._handle(incoming) if send else self._answer(incoming)
+        task = self._spawn(work, f"{self.name} handle {event.method} {event.id}")
         self._running[event.id] = (task, incoming)
+        return task
 
     async def _handle(self, incoming: IncomingRequest) -> None:
+        text = await self._answer(incoming)
+        if text is None:
+            return
+        try:
+            await self._send(text, incoming.id)
+        except ConnectionClosedError as exc:
+            log.debug("%s: answer to %s not delivered: %s", self.name, incoming.id, exc)
+
+    async def _answer(self, incoming: IncomingRequest) -> str | None:
+        """Run the handler; the answer to send (None: cancelled, so nothing may be sent)."""
         try:
             result = await self._request_handler(incoming)
             text = self.session.send_result(incoming.id, result)
         except asyncio.CancelledError:
             self.session.forget(incoming.id)  # cancelled by the peer or by closing: no answer is sent
-            return
+            return None
         except JSONRPCError as exc:
             text = self.session.send_error(incoming.id, exc.code, exc.message, exc.data)
         except Exception as exc:
@@ -344,10 +396,7 @@ class Connection:
             )
         finally:
             self._running.pop(incoming.id, None)
-        try:
-            await self._send(text, incoming.id)
-        except ConnectionClosedError as exc:
-            log.debug("%s: answer to %s not delivered: %s", self.name, incoming.id, exc)
+        return text
 
     def _on_notification(self, event: NotificationReceived) -> None:
         params = event.params

@@ -41,6 +41,7 @@ from ..protocol.errors import (
 from ..protocol.modern import META_LOG_LEVEL
 from ..protocol.session import Role, Session, has_capability
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
+from ..tools._jsonable import jsonable_arguments
 from ..tools._validation import schema_check
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
@@ -454,7 +455,8 @@ class Client:
                 f"tool {name!r} needs tasks (its execution.taskSupport is 'required'); "
                 "mcp_notebook does not support task-augmented calls yet"
             )
-        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        # a DataFrame, numpy values, datetimes... as their JSON form (README "Data frames and arrays")
+        params: dict[str, Any] = {"name": name, "arguments": jsonable_arguments(arguments)}
         if meta:
             params["_meta"] = meta
         result = await self.request(

@@ -14,6 +14,11 @@ from typing import Any
 
 from .errors import INVALID_REQUEST, PARSE_ERROR
 
+try:  # a main dependency (README "Choices of libraries"); the stdlib below keeps protocol/ whole without it
+    import orjson
+except ImportError:  # pragma: no cover - exercised by the stdlib fallback tests instead
+    orjson = None  # type: ignore[assignment]
+
 __all__ = [
     "ErrorResponse",
     "Invalid",
@@ -77,20 +82,57 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-# One decoder and one encoder for the process: json.loads/json.dumps with options build a new one per call.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# The stdlib pair, one of each for the process (json.loads/json.dumps with options build a new one per call):
+# the decoder when orjson is missing, the encoder for what orjson refuses (integers beyond 64 bits, non-str
+# keys, nesting deeper than 254) so that those keep their stdlib meaning.
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e400: JSON has no infinities, and orjson refuses it too
+        raise ValueError(f"{text} overflows a double")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+# datetimes and dataclasses are not JSON: orjson would write them, the stdlib refuses them, and so do we
+_ORJSON_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME if orjson is not None else 0
+)
 
 
-def _loads(data: str) -> Any:
-    return _DECODER.decode(data)
+def _loads(data: str | bytes) -> Any:
+    """RFC 8259 JSON only: NaN/Infinity literals, numbers that overflow a double and lone surrogates are
+    refused. With orjson, integers beyond 64 bits decode as floats (as every JavaScript peer reads them)."""
+    if orjson is not None:
+        return orjson.loads(data)
+    # MCP messages are UTF-8 (basic#messages); json.loads would sniff UTF-16/32 in bytes: decode here.
+    return _DECODER.decode(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN/Infinity replaced by None (what orjson and JSON.stringify write)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _dumps(obj: Any) -> str:
+    if orjson is not None:
+        try:
+            return orjson.dumps(obj, option=_ORJSON_OPTIONS).decode("utf-8")
+        except TypeError:  # orjson.JSONEncodeError; the stdlib decides, so the error (if any) is its own
+            pass
+    return _ENCODER.encode(_finite(obj))
 
 
 def parse(data: str | bytes, *, allow_batch: bool = False) -> list[Message | Invalid]:
     """Parse one line/body. Returns one item, or several for an accepted batch (protocol 2025-03-26 only)."""
     try:
-        # MCP messages are UTF-8 (basic#messages); json.loads would sniff UTF-16/32 in bytes: decode here.
-        obj = _loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
+        obj = _loads(data)
     except (ValueError, RecursionError, TypeError) as exc:
         # UnicodeDecodeError is a ValueError: invalid UTF-8 is a parse error as well.
         return [Invalid(f"parse error: {exc}", ErrorResponse(None, PARSE_ERROR, "Parse error"))]
@@ -184,5 +226,11 @@ def to_wire(message: Message) -> dict[str, Any]:
 
 
 def serialize(message: Message) -> str:
-    """Compact, single-line JSON (stdio framing forbids embedded newlines; ASCII escapes keep it so)."""
-    return _ENCODER.encode(to_wire(message))
+    """Compact, single-line JSON: stdio framing forbids embedded newlines, and the encoder escapes every
+    control character inside strings. Non-ASCII is written as UTF-8, not ``\\u`` escapes.
+
+    NaN and +/-Infinity are written as ``null`` (DESIGN decision 15: never a protocol error; the tool layer
+    spells them out in the text copy first, README "NaN and Infinity"). A value that is not JSON at all
+    (a set, an arbitrary object) raises ``TypeError``.
+    """
+    return _dumps(to_wire(message))

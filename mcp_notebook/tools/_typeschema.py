@@ -17,9 +17,11 @@ import typing
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
+from . import adapters
 from ._jsonable import is_pydantic_model_class, to_jsonable
 
 __all__ = ["SchemaBuilder", "UnsupportedType", "apply_metadata", "is_missing", "is_typeddict", "json_default"]
@@ -44,7 +46,7 @@ def json_default(value: Any) -> Any:
     """The JSON form of a default value, or ``_MISSING`` when it has none (then no ``default`` is emitted)."""
     try:
         converted = to_jsonable(value)
-        json.dumps(converted)
+        json.dumps(converted, allow_nan=False)  # a NaN default would be null: better no default at all
     except (TypeError, ValueError):
         return _MISSING
     return converted
@@ -118,6 +120,8 @@ _SIMPLE: dict[object, Schema] = {
     dt.datetime: {"type": "string", "format": "date-time"},
     dt.date: {"type": "string", "format": "date"},
     dt.time: {"type": "string", "format": "time"},
+    dt.timedelta: {"type": "string", "format": "duration"},
+    Decimal: {"type": "number"},
     uuid.UUID: {"type": "string", "format": "uuid"},
     dict: {"type": "object"},
     list: {"type": "array"},
@@ -139,15 +143,26 @@ def _with_uniform_type(schema: Schema, values: Sequence[object]) -> Schema:
     return schema
 
 
-class SchemaBuilder:
-    """Builds schemas for one signature, collecting named types into :attr:`defs`."""
+# In an outputSchema a float may be null: NaN and infinities travel as null (README "NaN and Infinity").
+_NULLABLE_NUMBER: Schema = {"type": ["number", "null"]}
 
-    def __init__(self) -> None:
+
+class SchemaBuilder:
+    """Builds schemas for one signature, collecting named types into :attr:`defs`.
+
+    ``output=True`` builds an outputSchema: floats (and Decimals) also allow ``null``, the wire form of
+    NaN and +/-Infinity, so a result with a missing value still validates on both sides.
+    """
+
+    def __init__(self, *, output: bool = False) -> None:
         self.defs: dict[str, Schema] = {}
         self._names: dict[object, str] = {}
+        self.output = output
 
     def schema(self, tp: object) -> Schema:
         if _hashable(tp) and tp in _SIMPLE:
+            if self.output and (tp is float or tp is Decimal):
+                return dict(_NULLABLE_NUMBER)
             return dict(_SIMPLE[tp])
         origin = typing.get_origin(tp)
         handler = _origin_handler(origin) if origin is not None else None
@@ -156,11 +171,17 @@ class SchemaBuilder:
         for predicate, class_handler in _CLASS_HANDLERS:
             if predicate(tp):
                 return class_handler(self, tp)
+        adapted = adapters.schema(self, tp)  # pandas, numpy, PIL... (only if the user's module loaded them)
+        if adapted is not None:
+            return adapted
         raise UnsupportedType(tp)
 
     # -- generic aliases ---------------------------------------------------------------------------------
     def _annotated(self, tp: object) -> Schema:
         base, *metadata = typing.get_args(tp)
+        adapted = adapters.annotated_schema(self, base, metadata)  # Annotated[pd.DataFrame, Row], ...
+        if adapted is not None:
+            return adapted
         return apply_metadata(self.schema(base), metadata)
 
     def _union(self, tp: object) -> Schema:
@@ -354,7 +375,16 @@ def _origin_handler(origin: object) -> Callable[[SchemaBuilder, object], Schema]
     handler = _ORIGIN_HANDLERS.get(origin)
     if handler is None and origin in required_markers():
         return SchemaBuilder._required_marker
+    if handler is None:  # numpy.typing.NDArray[np.float64] and other generic aliases of library types
+        return _adapted_alias
     return handler
+
+
+def _adapted_alias(builder: SchemaBuilder, tp: object) -> Schema:
+    adapted = adapters.schema(builder, tp)
+    if adapted is None:
+        raise UnsupportedType(tp)
+    return adapted
 
 
 def required_markers() -> set[object]:

@@ -310,6 +310,19 @@ _PRIMITIVE: dict[str, Callable[[Any], bool]] = {
 }
 
 
+def _primitive_check(kind: Any) -> Callable[[Any], bool] | None:
+    """A check for ``"type": "number"`` or a list like ``["number", "null"]`` (outputSchema floats)."""
+    if isinstance(kind, str):
+        return _PRIMITIVE.get(kind)
+    if not isinstance(kind, list) or not all(isinstance(k, str) for k in kind):
+        return None
+    checks = [_PRIMITIVE.get(k) for k in kind if k != "null"]
+    if not checks or None in checks:
+        return None
+    nullable = "null" in kind
+    return lambda v: (nullable and v is None) or any(check(v) for check in checks)  # type: ignore[misc]
+
+
 def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
     """A checker that returns True only for instances the schema certainly accepts, or None if the schema
     is not of the simple shape (then every instance goes to jsonschema)."""
@@ -325,7 +338,7 @@ def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
     for name, prop in properties.items():
         if not isinstance(prop, dict) or set(prop) - _ANNOTATIONS - {"type"}:
             return None
-        check = _PRIMITIVE.get(prop.get("type"))  # type: ignore[arg-type]
+        check = _primitive_check(prop.get("type"))
         if check is None:
             return None
         checks[name] = check

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import io
 import json
 import mimetypes
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ._jsonable import to_jsonable
+from . import adapters
+from ._jsonable import NotJSONable, finite, has_non_finite, to_jsonable
 
 __all__ = [
     "Audio",
@@ -179,7 +178,7 @@ class ToolResult:
     def to_wire(self) -> Wire:
         result: Wire = {"content": [_block(item) for item in self.content]}
         if self.structured is not None:
-            result["structuredContent"] = to_jsonable(self.structured)
+            result["structuredContent"] = finite(to_jsonable(self.structured))
         if self.is_error:
             result["isError"] = True
         if self.meta is not None:
@@ -206,37 +205,18 @@ def _block(item: Any) -> Wire:
     return converted
 
 
-# -- rich objects from optional libraries, recognised only if the user already imported the library --------
-def _is_pil_image(value: Any) -> bool:
-    module = sys.modules.get("PIL.Image")
-    image_class = getattr(module, "Image", None)
-    return isinstance(image_class, type) and isinstance(value, image_class)
-
-
-def _is_figure(value: Any) -> bool:
-    module = sys.modules.get("matplotlib.figure")
-    figure_class = getattr(module, "Figure", None)
-    return isinstance(figure_class, type) and isinstance(value, figure_class)
-
-
-def _png_from(save: Callable[..., Any], **options: Any) -> Wire:
-    buffer = io.BytesIO()
-    save(buffer, format="png", **options)
-    return Image(buffer.getvalue(), mime_type="image/png").to_wire()
-
-
 _SINGLE_BLOCKS: tuple[tuple[Callable[[Any], bool], Callable[[Any], Wire]], ...] = (
     (lambda v: isinstance(v, _CONTENT_CLASSES), lambda v: v.to_wire()),
     (lambda v: isinstance(v, str), text_block),
     (lambda v: isinstance(v, (bytes, bytearray)), lambda v: Image(bytes(v)).to_wire()),
-    (_is_pil_image, lambda v: _png_from(v.save)),
-    (_is_figure, lambda v: _png_from(v.savefig, bbox_inches="tight")),
 )
 
 
 def _single_block(value: Any) -> Wire | None:
-    """The one content block ``value`` stands for, or None if it is not content."""
-    return next((convert(value) for matches, convert in _SINGLE_BLOCKS if matches(value)), None)
+    """The one content block ``value`` stands for, or None if it is not content. Figures, PIL images and
+    IPython display objects come from the adapters (tools/adapters/_media.py)."""
+    block = next((convert(value) for matches, convert in _SINGLE_BLOCKS if matches(value)), None)
+    return block if block is not None else adapters.content_block(value)
 
 
 def _is_block_list(value: Any) -> bool:
@@ -244,13 +224,25 @@ def _is_block_list(value: Any) -> bool:
 
 
 def _single_block_kind(value: Any) -> bool:
-    return any(matches(value) for matches, _ in _SINGLE_BLOCKS)
+    return any(matches(value) for matches, _ in _SINGLE_BLOCKS) or adapters.is_content_type(type(value))
 
 
 def _structured(value: Any, wrap: bool) -> Wire:
-    data = to_jsonable(value)
+    """structuredContent plus its text copy (README "NaN and Infinity"): non-finite numbers are ``null`` in
+    the structured value and spelled out (``NaN``, ``Infinity``, ``-Infinity``) in the text; a DataFrame's
+    text is its table. A value JSON cannot hold at all is a tool error naming where it sits."""
+    try:
+        data = to_jsonable(value)
+    except NotJSONable as exc:
+        whole = isinstance(value, dict) or dataclasses.is_dataclass(value)  # structured as it is, unwrapped
+        where = exc.where("" if whole and not wrap else "result")
+        message = f"The result cannot be sent as JSON: the value at {where!r} is of type {exc.kind}"
+        raise ToolError(message) from exc
+    table = adapters.table_text(value) if type(value).__module__ != "builtins" else None
+    text = table if table is not None else json.dumps(data, ensure_ascii=False)
+    if table is not None or has_non_finite(text):
+        data = finite(data)
     structured = {"result": data} if wrap or not isinstance(data, dict) else data
-    text = json.dumps(data, ensure_ascii=False)
     return {"content": [text_block(text)], "structuredContent": structured}
 
 

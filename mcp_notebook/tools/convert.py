@@ -11,14 +11,17 @@ import base64
 import dataclasses
 import datetime as dt
 import enum
+import re
 import types
 import typing
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
+from . import adapters
 from ._jsonable import is_pydantic_model_class
 from ._typeschema import is_typeddict, required_markers
 
@@ -35,13 +38,24 @@ def from_json(tp: Any, value: Any) -> Any:
     for predicate, convert in _CLASS_CONVERTERS:
         if predicate(tp):
             return convert(tp, value)
-    return value  # Any, object and anything else JSON Schema already vouched for
+    return _adapted(tp, value, ())  # pandas, numpy, PIL...; else Any, object: JSON Schema vouched for it
+
+
+def _adapted(tp: Any, value: Any, metadata: Sequence[object]) -> Any:
+    converted = adapters.from_json(tp, value, metadata)
+    return value if converted is adapters.NOT_MINE else converted
+
+
+def _annotated(tp: Any, value: Any) -> Any:
+    base, *metadata = typing.get_args(tp)
+    converted = adapters.from_json(base, value, metadata)  # Annotated[pd.DataFrame, Row]: the spec matters
+    return from_json(base, value) if converted is adapters.NOT_MINE else converted
 
 
 def _converter_for_origin(origin: Any) -> Converter:
     if origin in required_markers():
         return lambda tp, value: from_json(typing.get_args(tp)[0], value)
-    return _ORIGIN_CONVERTERS.get(origin, lambda tp, value: value)
+    return _ORIGIN_CONVERTERS.get(origin, lambda tp, value: _adapted(tp, value, ()))
 
 
 def _expect(value: Any, kind: type | tuple[type, ...], name: str) -> Any:
@@ -96,7 +110,7 @@ def _dict(tp: Any, value: Any) -> dict[str, Any]:
 
 
 _ORIGIN_CONVERTERS: dict[Any, Converter] = {
-    typing.Annotated: lambda tp, value: from_json(typing.get_args(tp)[0], value),
+    typing.Annotated: _annotated,
     typing.Union: _union,
     types.UnionType: _union,
     typing.Literal: _literal,
@@ -115,7 +129,8 @@ _ORIGIN_CONVERTERS: dict[Any, Converter] = {
 def _datetime(tp: Any, value: Any) -> dt.datetime:
     text = _expect(value, str, "a date-time string")
     # Python 3.10's fromisoformat does not accept the "Z" suffix that RFC 3339 (JSON Schema date-time) uses
-    return dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    parsed = dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    return parsed if tp is dt.datetime else tp(parsed)  # a subclass such as pandas.Timestamp
 
 
 def _time(tp: Any, value: Any) -> dt.time:
@@ -134,6 +149,23 @@ def _typeddict(tp: Any, value: Any) -> dict[str, Any]:
     hints = typing.get_type_hints(tp, include_extras=True)
     data = _expect(value, dict, "an object")
     return {k: from_json(hints[k], v) if k in hints else v for k, v in data.items()}
+
+
+_DURATION = re.compile(
+    r"(-)?P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?"
+)
+
+
+def _timedelta(tp: Any, value: Any) -> dt.timedelta:
+    """ISO 8601 durations without years or months (their length varies): ``P1DT2H``, ``-PT0.5S``."""
+    match = _DURATION.fullmatch(_expect(value, str, "an ISO 8601 duration string"))
+    if match is None or value in ("P", "-P") or value.endswith("T"):
+        raise ValueError(f"{value!r} is not an ISO 8601 duration like P1DT2H30M")
+    sign, weeks, days, hours, minutes, seconds = match.groups()
+    amounts = (float(n) if n else 0.0 for n in (weeks, days, hours, minutes, seconds))
+    delta = dt.timedelta(**dict(zip(("weeks", "days", "hours", "minutes", "seconds"), amounts, strict=True)))
+    return -delta if sign else delta
 
 
 def _float(tp: Any, value: Any) -> float:
@@ -163,6 +195,8 @@ _CLASS_CONVERTERS: tuple[tuple[Callable[[Any], bool], Converter], ...] = (
     (_is_class(dt.datetime), _datetime),
     (_is_class(dt.date), lambda tp, value: tp.fromisoformat(_expect(value, str, "a date string"))),
     (_is_class(dt.time), _time),
+    (_is_exactly(dt.timedelta), _timedelta),
+    (_is_exactly(Decimal), lambda tp, value: Decimal(str(_expect(value, (int, float), "a number")))),
     (_is_class(uuid.UUID), lambda tp, value: tp(_expect(value, str, "a UUID string"))),
     (_is_class(PurePath), lambda tp, value: tp(_expect(value, str, "a path string"))),
     (_is_exactly(bytes), lambda tp, value: base64.b64decode(_expect(value, str, "a base64 string"))),

@@ -14,6 +14,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import adapters
 from ._typeschema import SchemaBuilder, UnsupportedType, is_missing, json_default
 from .context import Context
 from .docstrings import parse_docstring
@@ -151,9 +152,9 @@ def output_schema_for(fn: Callable[..., Any]) -> tuple[dict[str, Any] | None, bo
     hint = _strip_annotated(hints["return"])
     if _is_content_like(hint):
         return None, False
-    builder = SchemaBuilder()
+    builder = SchemaBuilder(output=True)
     try:
-        schema = builder.schema(hint)
+        schema = _adapted_annotated(builder, hints["return"]) or builder.schema(hint)
     except UnsupportedType as exc:
         raise TypeError(f"{_fn_name(fn)}: the return type has an {exc}") from exc
     schema = _inline_root_ref(schema, builder.defs)
@@ -161,6 +162,14 @@ def output_schema_for(fn: Callable[..., Any]) -> tuple[dict[str, Any] | None, bo
         return _with_defs(schema, builder.defs), False
     wrapped: Schema = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
     return _with_defs(wrapped, builder.defs), True
+
+
+def _adapted_annotated(builder: SchemaBuilder, hint: Any) -> Schema | None:
+    """``-> Annotated[pd.DataFrame, Row]``: there the metadata is the column spec, so it is kept."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    base, *metadata = typing.get_args(hint)
+    return adapters.annotated_schema(builder, base, metadata)
 
 
 def _strip_annotated(hint: Any) -> Any:
@@ -172,7 +181,7 @@ def _is_content_like(hint: Any) -> bool:
     if typing.get_origin(hint) in (list, Sequence):  # list[Image]: several blocks; list[str] stays structured
         args = typing.get_args(hint)
         return bool(args) and _is_in(args[0], _content_classes())
-    return _is_in(hint, _UNSTRUCTURED + _content_classes())
+    return _is_in(hint, _UNSTRUCTURED + _content_classes()) or adapters.is_content_type(hint)
 
 
 def _is_in(hint: Any, kinds: tuple[object, ...]) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 import pytest
 
 from mcp_notebook.engine.server import Server
-from mcp_notebook.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
+from mcp_notebook.protocol.errors import INVALID_PARAMS, JSONRPCError
 from mcp_notebook.tools import Context
 from tests.interaction._harness import WAIT, Connect, Inbox
 
@@ -191,8 +191,9 @@ async def test_malformed_tools_call_is_32602(connect: Connect, params: dict[str,
 
 
 async def test_tool_returning_nan_is_still_answered(connect: Connect) -> None:
-    """basic#responses: every request gets a response. A result that is not JSON (NaN) must come back as an
-    error (isError or -32603), not leave the caller waiting for its timeout."""
+    """basic#responses: every request gets a response. NaN is not JSON; it used to make serialize raise and
+    the caller get -32603. Now it is a result (README "NaN and Infinity"): null in structuredContent, which
+    the generated outputSchema allows, and spelled out in the text copy."""
     server = Server("s")
 
     @server.tool
@@ -200,12 +201,10 @@ async def test_tool_returning_nan_is_still_answered(connect: Connect) -> None:
         return {"x": math.nan}
 
     async with connect(server) as client:
-        try:
-            result = await client.call_tool("nan", timeout=2)
-        except JSONRPCError as exc:
-            assert exc.code == INTERNAL_ERROR
-        else:
-            assert result["isError"] is True
+        result = await client.call_tool("nan", timeout=2)
+    assert not result.get("isError")
+    assert result["structuredContent"] == {"x": None}
+    assert result["content"] == [{"type": "text", "text": '{"x": NaN}'}]
 
 
 # -- list_changed --------------------------------------------------------------------------------------------

@@ -293,14 +293,45 @@ def test_serialize_omits_absent_params_and_error_data() -> None:
     }
 
 
-def test_serialize_refuses_nan() -> None:
-    with pytest.raises(ValueError):
-        serialize(Response(1, {"x": float("nan")}))
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_serialize_writes_non_finite_floats_as_null(value: float) -> None:
+    """DESIGN decision 15: NaN and infinities are never a protocol error; on the wire they are ``null``
+    (README "NaN and Infinity"; the tool layer spells them out in the text copy before this point)."""
+    text = serialize(Response(1, {"x": value, "y": [1.5, value]}))
+    assert text == '{"jsonrpc":"2.0","id":1,"result":{"x":null,"y":[1.5,null]}}'
+
+
+def test_serialize_writes_non_finite_floats_as_null_on_the_stdlib_path_too() -> None:
+    """Integers beyond 64 bits are left to the stdlib encoder; its NaN rule must be the same."""
+    text = serialize(Response(1, {"big": 2**70, "x": float("nan")}))
+    assert text == '{"jsonrpc":"2.0","id":1,"result":{"big":1180591620717411303424,"x":null}}'
+
+
+@pytest.mark.parametrize("value", [{1, 2}, object(), b"bytes"])
+def test_serialize_refuses_values_that_are_not_json(value: Any) -> None:
+    with pytest.raises(TypeError):
+        serialize(Response(1, {"x": value}))
+
+
+def test_serialize_bytes_are_compact_utf8() -> None:
+    """The exact bytes: no spaces, non-ASCII as UTF-8 (not \\u escapes), control characters escaped."""
+    text = serialize(Request(7, "m", {"t": "é\u2028", "c": "a\tb\x00"}))
+    assert text == '{"jsonrpc":"2.0","id":7,"method":"m","params":{"t":"é\u2028","c":"a\\tb\\u0000"}}'
+
+
+@pytest.mark.parametrize("literal", ["1e400", "-1e400"])
+def test_numbers_that_overflow_a_double_are_parse_errors(literal: str) -> None:
+    """They would decode as infinities, which JSON cannot carry; a peer that sends one sent no number."""
+    data = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":' + literal + "}}"
+    assert reply_of(data).code == PARSE_ERROR
 
 
 # -- properties --------------------------------------------------------------------------------------------
+# Integers stay within 64 bits: beyond that the decoder reads floats, as JavaScript peers do (the encoder
+# still writes them exactly: test_serialize_writes_non_finite_floats_as_null_on_the_stdlib_path_too).
+ints64 = st.integers(min_value=-(2**63), max_value=2**64 - 1)
 json_scalars = (
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+    st.none() | st.booleans() | ints64 | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 )
 json_values = st.recursive(
     json_scalars,
@@ -348,14 +379,14 @@ def test_parse_never_raises_on_arbitrary_json(value: Any, allow_batch: bool, as_
     check_parse_contract(text.encode() if as_bytes else text, allow_batch)
 
 
-request_ids = st.integers() | st.text()
+request_ids = ints64 | st.text()
 methods = st.text(min_size=1, max_size=30)
 params = st.none() | st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 valid_messages = st.one_of(
     st.builds(Request, request_ids, methods, params),
     st.builds(Notification, methods, params),
     st.builds(Response, request_ids, st.dictionaries(st.text(max_size=8), json_values, max_size=4)),
-    st.builds(ErrorResponse, st.none() | request_ids, st.integers(), st.text(), json_values),
+    st.builds(ErrorResponse, st.none() | request_ids, ints64, st.text(), json_values),
 )
 
 
@@ -366,3 +397,36 @@ def test_serialize_then_parse_round_trips(message: Message) -> None:
     assert "\n" not in text
     assert parse(text) == [message]
     assert parse(text.encode("utf-8")) == [message]
+
+
+# -- the codec: orjson, and the stdlib when orjson is missing ------------------------------------------
+@pytest.fixture(params=["orjson", "stdlib"])
+def codec(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    from mcp_notebook.protocol import jsonrpc
+
+    if request.param == "stdlib":
+        monkeypatch.setattr(jsonrpc, "orjson", None)
+    else:
+        assert jsonrpc.orjson is not None  # a main dependency: README "Choices of libraries"
+    return str(request.param)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Request(1, "tools/call", {"name": "t", "arguments": {"x": 1.5, "s": "é\u2028", "n": None}}),
+        Response("r", {"structuredContent": {"v": [float("nan"), float("inf"), -0.0, 10**20]}}),
+        ErrorResponse(None, -32700, "Parse error"),
+    ],
+)
+def test_both_codecs_agree(codec: str, message: Message) -> None:
+    text = serialize(message)
+    assert "\n" not in text
+    strict = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} on the wire"))
+    assert strict["jsonrpc"] == "2.0"
+    assert parse(text) == parse(text.encode()) and isinstance(parse(text)[0], type(message))
+
+
+@pytest.mark.parametrize("data", ["{", '{"x":NaN}', b"\xff", '{"x":1e400}'])
+def test_both_codecs_refuse_what_is_not_json(codec: str, data: str | bytes) -> None:
+    assert reply_of(data).code == PARSE_ERROR

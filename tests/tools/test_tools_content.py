@@ -6,11 +6,8 @@ import base64
 import dataclasses
 import datetime as dt
 import enum
-import io
 import json
 import struct
-import sys
-import types
 import uuid
 import zlib
 from decimal import Decimal
@@ -27,6 +24,7 @@ from mcp_notebook.tools import (
     EmbeddedResource,
     Image,
     ResourceLink,
+    ToolError,
     ToolResult,
     to_call_result,
     to_jsonable,
@@ -291,37 +289,15 @@ def test_wrapped_values_under_declared_schema() -> None:
     assert call_result(None, schema, wrapped=True)["structuredContent"] == {"result": None}
 
 
-def test_unserializable_value_raises() -> None:
-    with pytest.raises(TypeError, match="not JSON serializable"):
+def test_unserializable_value_is_a_tool_error_naming_where_it_sits() -> None:
+    """Issue 9: a value JSON cannot represent is an isError result (ToolError) naming its JSON path."""
+    with pytest.raises(ToolError, match="at 'result' is of type object"):
         call_result(object())
+    with pytest.raises(ToolError, match=r"at 'rows\[1\]\.z' is of type complex"):
+        call_result({"rows": [{"z": 1}, {"z": 1j}]})
 
 
-def test_pil_image_becomes_png(monkeypatch: pytest.MonkeyPatch) -> None:
-    # PIL is not installed here; a stand-in module exercises the same lookup through sys.modules
-    class FakePILImage:
-        def save(self, fp: io.BytesIO, format: str) -> None:
-            assert format == "png"
-            fp.write(PNG)
-
-    module = types.ModuleType("PIL.Image")
-    module.Image = FakePILImage  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "PIL.Image", module)
-    assert call_result(FakePILImage()) == {
-        "content": [{"type": "image", "data": b64(PNG), "mimeType": "image/png"}]
-    }
-
-
-def test_matplotlib_figure_becomes_png(monkeypatch: pytest.MonkeyPatch) -> None:
-    class FakeFigure:
-        def savefig(self, fp: io.BytesIO, format: str, bbox_inches: str) -> None:
-            assert (format, bbox_inches) == ("png", "tight")
-            fp.write(PNG)
-
-    module = types.ModuleType("matplotlib.figure")
-    module.Figure = FakeFigure  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", module)
-    assert call_result([FakeFigure(), "caption"])["content"][1] == {"type": "text", "text": "caption"}
-    assert call_result(FakeFigure())["content"][0]["mimeType"] == "image/png"
+# PIL images and matplotlib figures: tests/tools/test_tools_analysis.py, with the real libraries
 
 
 json_values = st.recursive(

@@ -365,7 +365,8 @@ async def test_unserializable_return_is_an_error() -> None:
         return object()
 
     outcome = await make_tool(odd).call({})
-    assert text(outcome).startswith("Error executing tool odd: TypeError: Object of type object")
+    assert outcome.result["isError"] is True
+    assert text(outcome) == "The result cannot be sent as JSON: the value at 'result' is of type object"
 
 
 # -- output schema -----------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -24,11 +25,13 @@ from _common import (
     PEERS,
     PYTHON,
     ROOT,
+    Ratio,
     Section,
     Settings,
     fmt_num,
     fmt_ratio,
     free_port,
+    median,
     started,
     wait_for_port,
 )
@@ -125,6 +128,49 @@ async def _sdk_tools(count: int) -> tuple[float, float, float]:
     if len(tools) != count or result.is_error:
         raise RuntimeError(f"SDK: listed {len(tools)} of {count} tools")
     return registered - began, listed - registered, called - listed
+
+
+async def _start_and_list(impl: str, tools: int) -> float:
+    """Spawn a stdio server with ``tools`` extra tools, handshake, list them all: seconds."""
+    env = {**os.environ, "BENCH_EXTRA_TOOLS": str(tools)}
+    began = time.perf_counter()
+    if impl == "ours":
+        from mcp_notebook import Client
+
+        async with Client([PYTHON, PEERS, "ours", "stdio"], env=env) as ours:
+            listed = len(await ours.list_tools())
+            took = time.perf_counter() - began
+    else:
+        from mcp import Client as SDKClient
+        from mcp import StdioServerParameters
+
+        params = StdioServerParameters(command=PYTHON, args=[PEERS, "sdk", "stdio"], env=env)
+        async with SDKClient(params) as sdk:
+            page = await sdk.list_tools()
+            listed = len(page.tools)
+            while page.next_cursor:
+                page = await sdk.list_tools(cursor=page.next_cursor)
+                listed += len(page.tools)
+            took = time.perf_counter() - began
+    if listed < tools:
+        raise RuntimeError(f"{impl}: listed {listed} tools, expected at least {tools}")
+    return took
+
+
+def start_list_ratio(settings: Settings, tools: int = 1_000) -> tuple[list[str], Ratio]:
+    runs = 1 if settings.quick else 3
+    times = {
+        impl: [asyncio.run(_start_and_list(impl, tools)) for _ in range(runs)] for impl in ("ours", "sdk")
+    }
+    ours, sdk = median(times["ours"]), median(times["sdk"])
+    row = [
+        f"{tools:,} over stdio: spawn + handshake + full list",
+        f"{ours * 1000:.0f} / {sdk * 1000:.0f}",
+        "",
+        "",
+    ]
+    row.append(f"{ours / sdk:.2f}")
+    return row, Ratio(f"start + handshake + list, {tools:,} tools (SDK time / ours)", sdk / ours, 5.0)
 
 
 def _tool_rows() -> tuple[list[list[str]], str]:
@@ -241,7 +287,7 @@ class Curves(Section):
         for caption, headers, rows in self.tables:
             lines += [f"**{caption}**", ""]
             part = Section(self.key, caption, headers=headers, rows=rows).markdown().splitlines()[2:]
-            lines += [*part]
+            lines += [line for line in part if line.strip()] + [""]
         lines += [f"- {note}" for note in self.notes]
         lines.append("")
         return "\n".join(lines)
@@ -251,6 +297,9 @@ def run(settings: Settings) -> Section:
     section = Curves("growth", "Growth curves, ours vs the SDK in the same run")
     payload, payload_note = _payload_rows(settings)
     tools, tools_note = _tool_rows()
+    start_row, start_ratio = start_list_ratio(settings)
+    tools.append(start_row)
+    section.ratios.append(start_ratio)
     clients, clients_note = _client_rows(settings)
     section.tables = [
         (

@@ -49,7 +49,7 @@ CASES = [
     ),
     ("import + first in-memory tools/call", _OURS_FIRST_CALL, _SDK_FIRST_CALL),
 ]
-TARGET = 3.0
+TARGET = 4.0  # issue 12: cold import <= 1/4 of the SDK's
 NOISE_FLOOR = 0.001  # seconds
 
 
@@ -87,6 +87,6 @@ def run(settings: Settings) -> Section:
     section.notes = [
         f"Median of {settings.import_runs} runs per case; bare interpreter start `python -c pass` = "
         f"{fmt_ms(base)} (subtracted).",
-        "Target: ours <= 1/3 of the SDK, i.e. a ratio >= 3x.",
+        "Target: ours <= 1/4 of the SDK, i.e. a ratio >= 4x.",
     ]
     return section

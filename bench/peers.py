@@ -8,21 +8,37 @@
 Tools (identical wire shape in both): ``echo(text) -> text`` and ``echo_async`` (unstructured text result:
 the SDK's are declared ``structured_output=False``, since ours gives a ``str`` result no outputSchema), and
 ``add(a, b) -> int`` (structured: outputSchema ``{"result": int}`` in both, checked by both clients).
-Imports happen inside the builders, so a cold start pays for one library only.
+Imports happen inside the builders, so a cold start pays for one library only. ``BENCH_EXTRA_TOOLS=N`` in the
+environment adds N more tools ``tool_0 .. tool_{N-1}`` (``(a: int, b: str = "x") -> str``) to either server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from typing import Any
+
+
+def _extra_tools() -> list[Any]:
+    def make(i: int) -> Any:
+        def fn(a: int, b: str = "x") -> str:
+            return b * a
+
+        fn.__name__ = f"tool_{i}"
+        fn.__doc__ = f"Tool number {i}.\n\nArgs:\n    a: How many times.\n    b: What to repeat.\n"
+        return fn
+
+    return [make(i) for i in range(int(os.environ.get("BENCH_EXTRA_TOOLS", "0")))]
 
 
 def build_ours() -> Any:
     from mcp_notebook import Server
 
     server = Server("bench")
+    for fn in _extra_tools():
+        server.tool(fn)
 
     @server.tool
     def echo(text: str) -> str:
@@ -47,6 +63,8 @@ def build_sdk() -> Any:
 
     # WARNING, not the default INFO: uvicorn would otherwise log every HTTP request (ours logs none).
     server = MCPServer("bench", log_level="WARNING")
+    for fn in _extra_tools():
+        server.tool(structured_output=False)(fn)
 
     @server.tool(structured_output=False)
     def echo(text: str) -> str:

@@ -50,3 +50,13 @@ def test_quick_kernel_http_benchmark_runs_and_reports_ratios() -> None:
     for load in ("1 client, sequential", "16 concurrent clients"):
         assert re.search(rf"^ratio kernel_http {load}: \d+\.\d+x ours vs SDK", done.stdout, re.MULTILINE)
     assert "Failed calls during measurement: 0." in done.stdout, done.stdout
+
+
+def test_quick_eras_benchmark_measures_both_eras_on_every_transport() -> None:
+    done = _quick("eras", 400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for transport in ("in memory, sequential", "stdio, sequential", "HTTP, sequential"):
+        for era in ("legacy", "modern"):
+            line = rf"^ratio {transport} \({era} era\): \d+\.\d+x ours vs SDK"
+            assert re.search(line, done.stdout, re.MULTILINE), done.stdout
+    assert re.search(r"^ratio HTTP 16 concurrent clients \(modern era\)", done.stdout, re.MULTILINE)

@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..protocol import era as eras
 from ..protocol.errors import (
@@ -40,6 +40,8 @@ from ..protocol.errors import (
 )
 from ..protocol.modern import META_LOG_LEVEL
 from ..protocol.session import Role, Session, has_capability
+from ..protocol.shapes import check_result
+from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
 from ..tools._jsonable import jsonable_arguments
 from ..tools._validation import schema_check
@@ -247,11 +249,9 @@ class Client:
         return self
 
     async def _initialize(self, version: str) -> None:
-        await self.connection.request(
-            "initialize",
-            {"protocolVersion": version, "capabilities": self.capabilities(), "clientInfo": self._info},
-            timeout=self.timeout,
-        )
+        params = {"protocolVersion": version, "capabilities": self.capabilities(), "clientInfo": self._info}
+        result = await self.connection.request("initialize", params, timeout=self.timeout)
+        check_result("initialize", params, result)
         await self.connection.notify("notifications/initialized")
 
     async def _probe(self, connection: Connection) -> eras.UseModern | eras.UseLegacy:
@@ -339,12 +339,15 @@ class Client:
         options.setdefault("timeout", self.timeout)
         connection = await self._live()
         if not self._modern:
-            return await connection.request(method, params, **options)
+            result = await connection.request(method, params, **options)
+            check_result(method, params, result)  # a malformed result is an error here, not a surprise later
+            return result
         original = dict(params or {})
         for _ in range(eras.MAX_INPUT_ROUNDS):
             result = await connection.request(method, self._with_meta(original), **options)
             step = eras.read_result(method, result)
             if step is None:
+                check_result(method, original, result)
                 return result
             responses = {key: await self._answer_modern(req) for key, req in step.requests.items()}
             original = eras.retry_params(original, step, responses)
@@ -441,7 +444,7 @@ class Client:
         max_timeout: float | None = None,
         progress_callback: ProgressCallback | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Call a tool. A tool's own failure is a result with ``isError: true``, not an exception.
 
         ``timeout`` (default: the client's) restarts on every progress notification when a
@@ -468,7 +471,7 @@ class Client:
         )
         if self.validate_output and not result.get("isError"):
             await self._check_structured(name, result)
-        return result
+        return cast(CallToolResult, result)  # request() checked it has that shape
 
     async def _refresh_tools_if_needed(self, name: str) -> None:
         """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call."""

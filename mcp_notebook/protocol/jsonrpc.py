@@ -64,10 +64,12 @@ class ErrorResponse:
 
 @dataclass(frozen=True, slots=True)
 class Invalid:
-    """Input that is not a valid message. ``reply`` is the error to send back, if one may be sent."""
+    """Input that is not a valid message. ``reply`` is the error to send back, if one may be sent;
+    ``answers``: the id of the request a broken response was meant to answer, when it can be read."""
 
     reason: str
     reply: ErrorResponse | None
+    answers: RequestId | None = None
 
 
 Message = Request | Notification | Response | ErrorResponse
@@ -186,7 +188,7 @@ def _classify_response(obj: dict[str, Any], msg_id: RequestId | None) -> Message
         if msg_id is None:
             return Invalid('a result without a valid "id"', None)
         if not isinstance(result, dict):
-            return Invalid('"result" must be an object', None)
+            return Invalid('"result" must be an object', None, msg_id)
         return Response(msg_id, result)
     error = obj["error"]
     if (

@@ -359,6 +359,11 @@ class Session:
 
     def _event(self, message: jsonrpc.Message | Invalid) -> Event:
         if isinstance(message, Invalid):
+            method = self._outgoing.pop(message.answers, None) if message.answers is not None else None
+            if message.answers is not None and method is not None:  # the request fails now, not at timeout
+                return ErrorReceived(
+                    message.answers, method, RemoteProtocolError(f"{method}: {message.reason}")
+                )
             reply = jsonrpc.serialize(message.reply) if message.reply else None
             return ProtocolViolation(message.reason, reply)
         if isinstance(message, Request):

@@ -25,8 +25,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol import era as eras
 from ..protocol.errors import (
@@ -34,19 +33,21 @@ from ..protocol.errors import (
     METHOD_NOT_FOUND,
     ConnectionClosedError,
     JSONRPCError,
-    LocalProtocolError,
     RemoteProtocolError,
     RequestTimeoutError,
 )
 from ..protocol.modern import META_LOG_LEVEL
 from ..protocol.session import Role, Session, has_capability
 from ..protocol.shapes import check_result
+from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
 from ..tools._jsonable import jsonable_arguments
 from ..tools._validation import schema_check
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
+from .client_inputs import _INPUT_METHODS, InputRequest
+from .client_tasks import TaskClientMixin, TaskStatusCallback
 from .connection import Connection, IncomingRequest, ProgressCallback
 from .trace import Trace
 
@@ -59,33 +60,13 @@ __all__ = ["Client", "InputRequest"]
 log = logging.getLogger("mcp_notebook.engine.client")
 
 Handler = Callable[[dict[str, Any]], Any]  # params -> result (sync or async)
-InputKind = Literal["elicitation", "sampling", "roots"]
-
-_INPUT_METHODS: dict[str, InputKind] = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
-
-
-@dataclass(frozen=True)
-class InputRequest:
-    """Something the server needs from the user side: elicitation, sampling or roots.
-
-    Legacy servers ask with a server->client request; modern (2026-07-28) ones with an ``input_required``
-    result. Both arrive here, so handlers are written once (DESIGN decision 1).
-    """
-
-    kind: InputKind
-    params: dict[str, Any]
-    server: str
 
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-class Client:
+class Client(TaskClientMixin):
     """An MCP client session: ``async with Client(target) as c`` (or ``await c.connect()``, ``aclose()``)."""
 
     def __init__(
@@ -157,9 +138,13 @@ class Client:
             caps["sampling"] = {}
         if self.elicitation_handler is not None:
             caps["elicitation"] = {"form": {}, "url": {}}
+        if self._modern:  # tasks: the 2026 extension, or 2025-11-25's capability (client_tasks.py)
+            extensions = {TASKS_EXTENSION: {}, **self.extensions}
+            return {**eras.client_capabilities(caps), "extensions": extensions}
         if self.extensions:
             caps["extensions"] = dict(self.extensions)
-        return eras.client_capabilities(caps) if self._modern else caps
+        tasks = self._task_capabilities()
+        return {**caps, "tasks": tasks} if tasks else caps
 
     @property
     def is_modern(self) -> bool:
@@ -444,22 +429,24 @@ class Client:
         max_timeout: float | None = None,
         progress_callback: ProgressCallback | None = None,
         meta: dict[str, Any] | None = None,
+        task: bool | dict[str, Any] | None = None,
+        on_task: TaskStatusCallback | None = None,
     ) -> CallToolResult:
         """Call a tool. A tool's own failure is a result with ``isError: true``, not an exception.
+
+        ``task``: run it as a task (2025-11-25; ``{"ttl": ms}`` to ask for a retention); by default only
+        tools that require it are. With 2026-07-28 the server decides. A task is followed to its end
+        (``on_task`` hears every status); cancelling the awaiting coroutine sends ``tasks/cancel``.
 
         ``timeout`` (default: the client's) restarts on every progress notification when a
         ``progress_callback`` is given. Cancelling the awaiting task sends ``notifications/cancelled``.
         """
         await self._refresh_tools_if_needed(name)
-        execution = (self._tools.get(name) or {}).get("execution")
-        if isinstance(execution, dict) and execution.get("taskSupport") == "required":
-            # server/tools#tool-execution: such a tool MUST be called as a task; we cannot do that yet.
-            raise LocalProtocolError(
-                f"tool {name!r} needs tasks (its execution.taskSupport is 'required'); "
-                "mcp_notebook does not support task-augmented calls yet"
-            )
         # a DataFrame, numpy values, datetimes... as their JSON form (README "Data frames and arrays")
         params: dict[str, Any] = {"name": name, "arguments": jsonable_arguments(arguments)}
+        task_params = self._task_for_call(name, task)
+        if task_params is not None:
+            params["task"] = task_params
         if meta:
             params["_meta"] = meta
         result = await self.request(
@@ -469,6 +456,9 @@ class Client:
             max_timeout=max_timeout,
             progress_callback=progress_callback,
         )
+        if "task" in result if not self._modern else result.get("resultType") == "task":
+            result = await self._follow_task(name, result, on_task)
+            check_result("tools/call", None, result)  # the task's payload: the tool's own result
         if self.validate_output and not result.get("isError"):
             await self._check_structured(name, result)
         return cast(CallToolResult, result)  # request() checked it has that shape
@@ -554,6 +544,9 @@ class Client:
     async def _on_request(self, request: IncomingRequest) -> dict[str, Any]:
         if request.method == "ping":
             return {}
+        as_task = await self._on_task_request(request)
+        if as_task is not None:
+            return as_task
         kind = _INPUT_METHODS.get(request.method)
         if kind is None:
             raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {request.method}")

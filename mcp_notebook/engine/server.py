@@ -22,6 +22,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, TypeVar, overload
 
+from ..protocol import tasks as task_wire
 from ..protocol.modern import StateSealer
 from ..tools.prompts import PromptDef, make_prompt
 from ..tools.registry import ToolRegistry
@@ -30,6 +31,7 @@ from ..tools.tool import Tool, make_tool
 from ..transports.base import Peer, Transport
 from .approval import Approver
 from .server_session import ServerSession
+from .tasks import TaskManager
 
 __all__ = ["Server"]
 
@@ -40,6 +42,7 @@ RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
 RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
 ElicitationFallback = Callable[[dict[str, Any], dict[str, Any]], Awaitable[dict[str, Any]]]
 Listener = Callable[[str, dict[str, Any]], Any]
+PrincipalOf = Callable[[ServerSession, Any], "str | None"]
 
 try:
     from importlib.metadata import version as _dist_version
@@ -93,6 +96,11 @@ class Server:
         self.cache_scope = cache_scope
         # Seals MRTR requestState; a fresh key per process, so a restarted server asks again.
         self.state_sealer = StateSealer(secrets.token_bytes(32))
+        # Tasks (both eras): in memory unless a store is set (``server.tasks.store = SQLiteTaskStore(...)``).
+        self.tasks = TaskManager()
+        self.tasks_enabled = True
+        # (session, request) -> the principal a task is bound to; None: no authorization context.
+        self.principal_of: PrincipalOf | None = None
         self.tools = ToolRegistry()
         self.tools.on_change(lambda: self._broadcast("notifications/tools/list_changed"))
         self._resources: dict[str, ResourceDef] = {}
@@ -114,7 +122,20 @@ class Server:
             "prompts": {"listChanged": True},
             "logging": {},
             "completions": {},
+            # 2025-11-25 tasks: tools/call may be task-augmented (only tools whose taskSupport allows it)
+            **(
+                {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+                if self.tasks_enabled
+                else {}
+            ),
         }
+
+    def modern_capabilities(self) -> dict[str, Any]:
+        """What ``server/discover`` declares (2026-07-28): no ``tasks`` slot; the Tasks extension instead."""
+        caps = {key: value for key, value in self.capabilities().items() if key != "tasks"}
+        if self.tasks_enabled:
+            caps["extensions"] = {task_wire.EXTENSION: {}}
+        return caps
 
     # ---- tools -------------------------------------------------------------------------------------------
     @overload
@@ -133,9 +154,16 @@ class Server:
         meta: dict[str, Any] | None = None,
         output_schema: dict[str, Any] | bool | None = True,
         execution: dict[str, Any] | None = None,
+        task: Literal["forbidden", "optional", "required"] | None = None,
+        task_start: Literal["call", "explicit"] = "call",
     ) -> Callable[[F], F]: ...
     def tool(self, fn: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
-        """Register a function as a tool: ``@server.tool`` or ``@server.tool(name=..., annotations=...)``."""
+        """Register a function as a tool: ``@server.tool`` or ``@server.tool(name=..., annotations=...)``.
+
+        ``task="optional"`` lets a client run the tool as a task (2025-11-25: when it asks; 2026-07-28 with
+        the Tasks extension: always, for a client that declares it); ``task="required"`` makes it run only
+        as a task. A task is cancelled cooperatively: the tool checks ``ctx.cancelled``.
+        """
         if fn is not None:
             self.add_tool(fn, **options)
             return fn
@@ -148,7 +176,16 @@ class Server:
 
     def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
         """Register (or replace, by name) a tool; clients hear ``notifications/tools/list_changed``."""
+        task = options.pop("task", None)
+        task_start = options.pop("task_start", "call")
+        if task_start not in ("call", "explicit"):
+            raise ValueError(f"task_start must be 'call' or 'explicit', not {task_start!r}")
+        if task is not None:
+            if task not in task_wire.TASK_SUPPORTS:
+                raise ValueError(f"task must be one of {', '.join(task_wire.TASK_SUPPORTS)}, not {task!r}")
+            options["execution"] = {**(options.get("execution") or {}), "taskSupport": task}
         tool = fn if isinstance(fn, Tool) else make_tool(fn, **options)
+        tool.task_start = task_start
         self.tools.add(tool)
         return tool
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,7 @@ from ..tools.context import Context
 from ..tools.prompts import PromptArgumentError
 from ..tools.registry import paginate
 from ..transports.base import Peer, Transport
+from . import tasks as task_engine
 from .approval import IncomingCall, check, denied_result
 from .connection import Connection, IncomingRequest
 from .trace import Trace
@@ -147,6 +149,13 @@ class ServerSession:
             await self.connection.notify(method, params, related_id=related_id)
         except Exception as exc:  # a closed peer must not break the sender
             log.debug("%s not delivered: %s", method, exc)
+
+    def principal(self, request: IncomingRequest) -> str | None:
+        """Who is asking, for binding tasks: the server's ``principal_of`` hook, else the name of the
+        credential the connection authenticated with (None: no authorization context, so a task's
+        unguessable id is its only key)."""
+        hook = self.server.principal_of
+        return hook(self, request) if hook is not None else self.peer.credential
 
     def wants_log(self, level: str) -> bool:
         if self.log_level is None:
@@ -310,7 +319,7 @@ async def _discover(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     """server/discover (2026-07-28): versions, capabilities, instructions; serverInfo goes in _meta."""
     result: dict[str, Any] = {
         "supportedVersions": list(s.session.modern_versions),
-        "capabilities": s.session.capabilities,
+        "capabilities": s.server.modern_capabilities(),
     }
     if s.server.instructions:
         result["instructions"] = s.server.instructions
@@ -323,7 +332,8 @@ async def _listen(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     The ack is the stream's first message; every notification is tagged with the listen request's id
     (basic/patterns/subscriptions). Ends by cancellation: a closed HTTP stream or notifications/cancelled.
     """
-    honoured = modern.listen_filter(r.params, s.session.capabilities)
+    honoured = modern.listen_filter(r.params, s.server.modern_capabilities())
+    honoured.update(task_engine.listen_task_ids(s, r))
     meta = {modern.META_SUBSCRIPTION_ID: r.id}
     await r.notify("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
     s.listens[r.id] = honoured
@@ -347,6 +357,10 @@ async def _tools_list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         tools, next_cursor = s.server.tools.page(r.params.get("cursor"), s.server.page_size)
     except ValueError as exc:
         raise JSONRPCError(INVALID_PARAMS, f"Invalid cursor: {r.params.get('cursor')!r}") from exc
+    version = r.modern.version if r.modern is not None else s.session.version
+    if r.modern is not None or version is None or not version.supports("tool_execution"):
+        # execution.taskSupport is 2025-11-25 only: gone from 2026-07-28 and unknown before
+        tools = [{k: v for k, v in tool.items() if k != "execution"} for tool in tools]
     result: dict[str, Any] = {"tools": tools}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
@@ -368,7 +382,14 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         if not approval.allowed:
             s.server._emit("call_denied", {**event, "reason": approval.reason})
             return denied_result(call, approval)
+    as_task = task_engine.runs_as_task(s, r, tool)
+    if as_task and (r.modern is None or tool.task_start == "call"):
+        return await task_engine.start_tool_task(s, r, tool, arguments, _ContextBackend(s, r, None), event)
     inputs = _input_round(s, r)
+    if as_task:  # 2026, task_start="explicit": MRTR rounds on this request, then the task
+        backend = _ContextBackend(s, r, inputs)
+        escalate = functools.partial(_input_required, s, r, inputs)
+        return await task_engine.call_then_task(s, r, tool, arguments, backend, escalate, event)
     context = Context(_ContextBackend(s, r, inputs)) if tool.context_param else None
     s.server._emit("call_started", event)
     finished: dict[str, Any] = {**event, "outcome": None, "status": "cancelled"}
@@ -484,6 +505,7 @@ HANDLERS: dict[str, Handler] = {
     "prompts/get": _prompts_get,
     "completion/complete": _complete,
     "logging/setLevel": _set_level,
+    **task_engine.TASK_HANDLERS,
 }
 
 # The modern era's methods (protocol/modern.py MODERN_METHODS): no initialize, ping, logging/setLevel or
@@ -492,4 +514,5 @@ MODERN_HANDLERS: dict[str, Handler] = {
     **{method: HANDLERS[method] for method in modern.MODERN_METHODS if method in HANDLERS},
     "server/discover": _discover,
     "subscriptions/listen": _listen,
+    **task_engine.MODERN_TASK_HANDLERS,
 }

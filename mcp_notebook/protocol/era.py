@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from .errors import RemoteProtocolError
 from .modern import (
+    EXTENSION_METHODS,
     HEADER_MISMATCH,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -189,7 +190,7 @@ def modern_params(
 
 
 def is_modern_method(method: str) -> bool:
-    return method in MODERN_METHODS
+    return method in MODERN_METHODS or method in EXTENSION_METHODS
 
 
 def _header_value(value: str) -> str:
@@ -284,8 +285,8 @@ def read_result(method: str, result: Mapping[str, Any]) -> InputRequired | None:
     protocol error.
     """
     kind = result.get("resultType", "complete")
-    if kind == "complete":
-        return None
+    if kind == "complete" or (kind == "task" and method == "tools/call"):
+        return None  # a task (Tasks extension) is followed by the caller
     if kind != "input_required":
         raise RemoteProtocolError(f"{method}: unknown resultType {kind!r}")
     if method not in MRTR_METHODS:

@@ -30,6 +30,7 @@ from .versions import MODERN_VERSIONS, ProtocolVersion
 
 __all__ = [
     "CACHEABLE",
+    "EXTENSION_METHODS",
     "HEADER_MISMATCH",
     "LOG_LEVELS",
     "META_CLIENT_CAPABILITIES",
@@ -88,6 +89,8 @@ MODERN_METHODS = frozenset(
         "subscriptions/listen",
     }
 )
+# Methods of the Tasks extension (io.modelcontextprotocol/tasks); gated per request on the declaration.
+EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 # Only these may answer with input_required (mrtr: "MUST NOT be used on any other request").
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 # Results that MUST carry ttlMs and cacheScope (server/utilities/caching).
@@ -102,7 +105,15 @@ CACHEABLE = frozenset(
     }
 )
 # The body field the Mcp-Name header mirrors (transports#required-headers).
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the Tasks extension: Mcp-Name is the taskId
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 # Input request method -> the client capability it needs (mrtr: never ask for an undeclared capability).
 INPUT_CAPABILITY = {
     "elicitation/create": "elicitation",
@@ -177,7 +188,7 @@ def read_meta(
     level = meta.get(META_LOG_LEVEL)
     if level is not None and level not in LOG_LEVELS:
         raise JSONRPCError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-    if method not in MODERN_METHODS:
+    if method not in MODERN_METHODS and method not in EXTENSION_METHODS:
         raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
     info = meta.get(META_CLIENT_INFO)
     return RequestMeta(

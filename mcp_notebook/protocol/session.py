@@ -138,6 +138,11 @@ REQUIRED_CAPABILITY: dict[str, tuple[str, ...]] = {
     "sampling/createMessage": ("sampling",),
     "elicitation/create": ("elicitation",),
     "roots/list": ("roots",),
+    # 2025-11-25 tasks (the 2026 Tasks extension is gated per request instead)
+    "tasks/get": ("tasks",),
+    "tasks/result": ("tasks",),
+    "tasks/list": ("tasks", "list"),
+    "tasks/cancel": ("tasks", "cancel"),
 }
 
 
@@ -240,9 +245,11 @@ class Session:
                 f"{self.role.value} in state {self.state.value!r} may not send {method!r}"
                 + (" (connect first)" if self.state is State.NEW else "")
             )
-        if self.version is not None and self.version.era == "modern" and method not in modern.MODERN_METHODS:
-            raise LocalProtocolError(f"{method!r} does not exist in protocol version {self.version.name}")
-        needed = REQUIRED_CAPABILITY.get(method)
+        is_modern = self.version is not None and self.version.era == "modern"
+        if is_modern and method not in modern.MODERN_METHODS and method not in modern.EXTENSION_METHODS:
+            raise LocalProtocolError(f"{method!r} does not exist in protocol version {self.version}")
+        # 2026-07-28 tasks are an extension, declared in server/discover's capabilities.extensions
+        needed = None if is_modern and method in modern.EXTENSION_METHODS else REQUIRED_CAPABILITY.get(method)
         if needed and not self._peer_declared(method, needed):
             peer = "server" if self.role is Role.CLIENT else "client"
             raise LocalProtocolError(

@@ -51,9 +51,12 @@ class MalformedResult(RemoteProtocolError):
 def check_result(method: str, params: Mapping[str, Any] | None, result: Any) -> None:
     """Raise :class:`MalformedResult` when ``result`` is not what ``method`` returns; unknown methods pass.
 
-    A task-augmented request (``params.task``) is answered with a task, not the method's result."""
+    A task-augmented request (``params.task``) is answered with a task, not the method's result; so is a
+    request a 2026 server chose to run as a task (``resultType: "task"``, the Tasks extension)."""
     shape = RESULT_TYPES.get(method)
     if shape is None or (params is not None and "task" in params):
+        return
+    if isinstance(result, dict) and result.get("resultType") == "task":
         return
     found = problem(shape, result)
     if found is not None:

@@ -138,6 +138,18 @@ class Context:
 
         return self._bridge(roots())
 
+    def start_task(self) -> Any:
+        """Go on as a task from here: the 2026 client gets its ``CreateTaskResult`` now, and what the tool
+        asked before this (through MRTR, on the original request) stays answered. Only for tools registered
+        with ``task_start="explicit"``; anywhere else (a 2025-11-25 task, a plain call) it does nothing."""
+
+        async def start() -> None:
+            starter = getattr(self._backend, "start_task", None)
+            if starter is not None:
+                await starter()
+
+        return self._bridge(start())
+
     def _bridge(self, coro: Coroutine[Any, Any, T]) -> Awaitable[T] | T:
         """Return the coroutine to an async caller on the loop; run it to completion for a sync caller."""
         loop = self._backend.loop

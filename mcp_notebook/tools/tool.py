@@ -60,6 +60,8 @@ class Tool:
         self.definition = definition
         self.context_param = context_param
         self.wrapped = wrapped
+        # As a task: "call" starts it before the tool runs, "explicit" at ctx.start_task() (2026: MRTR first)
+        self.task_start = "call"
         self.is_async = inspect.iscoroutinefunction(fn)
         self._hints = resolve_hints(fn)
         # Parameters whose JSON value is already the Python value: no conversion per call.

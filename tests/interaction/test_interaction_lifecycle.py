@@ -57,6 +57,7 @@ async def test_initialize_reports_server_info_capabilities_version_and_instructi
             "prompts": {"listChanged": True},
             "logging": {},
             "completions": {},
+            "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
         }
         assert client.negotiated_version is not None and client.negotiated_version.name == "2025-11-25"
         assert client.instructions == "Call add for sums."

@@ -21,6 +21,7 @@ import wave
 from typing import Annotated, Any
 
 from mcp_notebook import Audio, Context, EmbeddedResource, Field, Image, Server, ToolError, ToolResult
+from mcp_notebook.protocol.errors import JSONRPCError
 from mcp_notebook.tools import Tool
 
 server = Server("mcp-notebook-conformance", instructions="Fixtures for the MCP conformance suite.")
@@ -277,6 +278,70 @@ server.add_tool(
         wrapped=False,
     )
 )
+
+
+# ---- tools: tasks (2025-11-25 core tasks; the 2026 Tasks extension, io.modelcontextprotocol/tasks) -------
+# ``task="optional"``: a 2025-11-25 client may ask for a task; a 2026 client that declares the extension
+# always gets one. ``task="required"``: only ever as a task. Names and payloads are fixed by the suite's
+# tasks-* scenarios (0.2.0-alpha.12).
+@server.tool
+def greet(name: str) -> str:
+    """Greet someone (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+async def slow_compute(seconds: float, ctx: Context, label: str = "") -> str:
+    """Wait ``seconds`` (cooperatively: a cancelled task stops waiting), then answer."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
+        ctx.check_cancelled()
+        await asyncio.sleep(min(0.05, max(0.0, deadline - asyncio.get_running_loop().time())))
+    return f"computed {label or 'result'} after {seconds} s"
+
+
+@server.tool(task="required")
+async def failing_job() -> str:
+    """Fail as a tool (isError), after a short while."""
+    await asyncio.sleep(0.5)
+    raise ToolError("failing_job failed, as it always does")
+
+
+@server.tool(task="optional")
+async def protocol_error_job() -> str:
+    """Fail at the protocol level: the task ends ``failed`` with a JSON-RPC error."""
+    raise JSONRPCError(-32603, "protocol_error_job: internal failure")
+
+
+CONFIRM_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+
+
+@server.tool(task="optional")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Ask the user to confirm (the task waits ``input_required``), then report."""
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM_SCHEMA, key="confirm_delete")
+    confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm")
+    return f"{filename}: {'deleted' if confirmed else 'kept'}"
+
+
+@server.tool(task="optional")
+async def multi_input(ctx: Context) -> str:
+    """Two questions at once: the task waits with two input requests pending."""
+    first, second = await asyncio.gather(
+        ctx.elicit("First?", NAME_SCHEMA, key="first"), ctx.elicit("Second?", NAME_SCHEMA, key="second")
+    )
+    names = [(answer.get("content") or {}).get("name") for answer in (first, second)]
+    return "answers: " + ", ".join(str(name) for name in names)
+
+
+@server.tool(task="required", task_start="explicit")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Ask for a name first (2026: an MRTR round on the request), then go on as a task and greet."""
+    answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    await ctx.start_task()
+    await asyncio.sleep(0.1)
+    return f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}, from a task!"
+
 
 # ---- tools: protocol 2026-07-28 (stateless requests, MRTR, subscriptions) ----------------------------------
 # In a modern request ``ctx.elicit``/``ctx.sample``/``ctx.list_roots`` end the call with an ``input_required``

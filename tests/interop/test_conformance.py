@@ -144,6 +144,41 @@ def test_server_suite_alpha_2026_07_28(peers: Peers, conformance_server_url: str
     assert run.passed >= 152, run.report()
 
 
+TASKS_SCENARIOS = {
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+}
+
+
+def test_server_suite_alpha_tasks_extension(
+    peers: Peers, conformance_server_url: str, tmp_path: Path
+) -> None:
+    """The Tasks extension's scenarios (io.modelcontextprotocol/tasks, SEP-2663), which no --spec-version
+    selects: the whole suite without one, against the same endpoint; only the listed ones may fail."""
+    expected_file = "expected-failures-alpha-extensions.yml"
+    args = ["server", "--url", conformance_server_url, "--suite", "all"]
+    args += ["--expected-failures", str(HERE / expected_file)]
+    run = run_harness(peers, peers.conformance_alpha, args, tmp_path)
+    expected = expected_client_failures(expected_file, "server")
+    ran = {name for _, name, _, _ in _SCENARIO.findall(run.output)}
+    print(f"conformance 0.2.0-alpha.12 server, all scenarios: {run.passed} passed, {run.failed} failed")
+    missing = sorted(TASKS_SCENARIOS - ran)
+    assert not missing, f"tasks scenarios not run: {missing}\n{run.report()}"
+    unexpected = sorted(run.failing_scenarios - expected)
+    stale = sorted(expected - run.failing_scenarios)
+    assert not unexpected, f"unexpected failures {unexpected}\n{run.report()}"
+    assert not stale, f"listed in {expected_file} but passing now: remove {stale}\n{run.report()}"
+    assert run.returncode == 0, run.report()
+
+
 # ---- client mode -----------------------------------------------------------------------------------------
 CLIENT_SUITES = {
     "0.1.16": ("conformance", [], "expected-failures-0.1.16.yml"),

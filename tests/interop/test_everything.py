@@ -2,9 +2,10 @@
 
 server-everything is the reference TypeScript server: every test body runs over both transports. With
 roots, sampling and elicitation declared it lists 17 tools (``notifications/tools/list_changed`` follows
-``notifications/initialized``); every one is called and its result checked for the right content. Tools
-that must run as tasks (``execution.taskSupport: "required"``) must fail at once with a clear error, since
-our client does not speak the tasks extension. See the interop runbook for the peer's quirks.
+``notifications/initialized``); with tasks (our client declares 2025-11-25 ``tasks`` for the requests it
+can answer) 19. Every one is called and its result checked for the right content, the task-only
+``simulate-research-query`` as a task (with its ``input_required`` turn), and the two ``*-async`` tools
+that make OUR client run their elicitation/sampling as a task. See the interop runbook for the peer's quirks.
 """
 
 from __future__ import annotations
@@ -45,8 +46,6 @@ ENV_MARKER = ("MCP_NOTEBOOK_INTEROP_MARKER", "everything-42")
 ROOT_URI, ROOT_NAME = "file:///tmp/mcp-notebook-interop", "interop-root"
 ELICITED_NAME = "Ada Lovelace"
 SAMPLED_TEXT = "sampled reply from the mcp_notebook test handler"
-# Listed by server-everything only to clients declaring the tasks capability (we do not have it yet).
-NEEDS_CLIENT_TASKS = {"trigger-sampling-request-async", "trigger-elicitation-request-async"}
 
 
 def expected_tool_names() -> set[str]:
@@ -169,7 +168,7 @@ async def connected(target: list[str] | str) -> AsyncIterator[tuple[Client, Reco
 
 # ---- the tool list ---------------------------------------------------------------------------------------
 async def test_tool_list_after_list_changed(connected: tuple[Client, Recorder]) -> None:
-    """17 tools for roots+sampling+elicitation: the runbook's 19 less the two that need client tasks.
+    """19 tools for roots+sampling+elicitation+tasks: the runbook's list.
 
     server-everything registers those tools when ``notifications/initialized`` arrives and announces them
     with ``notifications/tools/list_changed``. Over stdio the fixture waited for it. Over HTTP the TS
@@ -181,8 +180,8 @@ async def test_tool_list_after_list_changed(connected: tuple[Client, Recorder]) 
     client, _ = connected
     assert client.negotiated_version is not None and client.negotiated_version.name == "2025-11-25"
     names = [tool["name"] for tool in await client.list_tools()]
-    assert len(names) == len(set(names)) == 17, names
-    assert set(names) == expected_tool_names() - NEEDS_CLIENT_TASKS
+    assert len(names) == len(set(names)) == 19, names
+    assert set(names) == expected_tool_names()
 
 
 # ---- every tool, with the right content -------------------------------------------------------------------
@@ -420,30 +419,51 @@ async def test_every_tool(connected: tuple[Client, Recorder]) -> None:
     assert not failures, "\n".join(f"{name}: {problem}" for name, problem in failures.items())
 
 
-async def test_task_only_tools_are_refused(connected: tuple[Client, Recorder]) -> None:
-    """A tool whose ``execution.taskSupport`` is "required" needs tasks: a clear error at once, never a hang.
-
-    Spec 2025-11-25 server/tools#tool-execution: "required" means clients MUST invoke the tool as a task. Our
-    client has no tasks support, so it must refuse before sending (and never hang).
-    """
-    client, _ = connected
+async def test_task_only_tool_runs_as_task(connected: tuple[Client, Recorder]) -> None:
+    """``simulate-research-query`` (``execution.taskSupport: "required"``) runs as a task automatically:
+    CreateTaskResult, tasks/get polling at the server's pollInterval, ``input_required`` -> tasks/result,
+    whose stream carries the server's elicitation (tagged with related-task), then the report.
+    Spec 2025-11-25 server/tools#tool-execution and basic/utilities/tasks."""
+    client, recorder = connected
     task_only = [tool["name"] for tool in await client.list_tools() if _task_only(tool)]
     assert task_only == ["simulate-research-query"]
-    for name in task_only:
-        sent_before = len(client.trace)
-        started = time.monotonic()
-        try:
-            result = await asyncio.wait_for(
-                client.call_tool(name, {"topic": "interop"}), timeout=CALL_TIMEOUT
-            )
-        except MCPError as exc:
-            assert "task" in str(exc).lower(), f"unclear error: {exc}"
-        else:
-            pytest.fail(f"call_tool({name!r}) returned instead of raising a 'needs tasks' MCPError: {result}")
-        assert time.monotonic() - started < 5
-        sent = [entry.message for entry in list(client.trace)[sent_before:] if entry.direction == "out"]
-        calls = [m for m in sent if m.get("method") == "tools/call"]
-        assert not calls, f"the client sent {calls} instead of refusing locally"
+    statuses: list[str] = []
+    result = await asyncio.wait_for(
+        client.call_tool(
+            "simulate-research-query",
+            {"topic": "interop", "ambiguous": True},
+            on_task=lambda task: statuses.append(task["status"]),
+        ),
+        timeout=60,
+    )
+    assert "Research Report: interop" in texts(ok(result)), texts(result)
+    assert statuses[0] == "working" and "input_required" in statuses and statuses[-1] == "completed"
+    [asked] = [e for e in recorder.elicitations if "interop" in e.get("message", "")]
+    assert asked["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+    sent = [entry.message for entry in client.trace if entry.direction == "out"]
+    [call] = [m for m in sent if m.get("method") == "tools/call"]
+    assert "task" in call["params"]
+    assert any(m.get("method") == "tasks/get" for m in sent)
+    assert any(m.get("method") == "tasks/result" for m in sent)
+
+
+@check("trigger-elicitation-request-async")
+async def _elicitation_async(client: Client, recorder: Recorder) -> None:
+    """The server task-augments its elicitation to us: we answer CreateTaskResult and serve tasks/*."""
+    before = len(recorder.elicitations)
+    text = texts(ok(await client.call_tool("trigger-elicitation-request-async", {}, timeout=60)))
+    assert "[COMPLETED]" in text and ELICITED_NAME in text, text
+    assert len(recorder.elicitations) == before + 1
+    received = [entry.message for entry in client.trace if entry.direction == "in"]
+    assert any(m.get("method") == "tasks/get" for m in received)
+
+
+@check("trigger-sampling-request-async")
+async def _sampling_async(client: Client, recorder: Recorder) -> None:
+    text = texts(
+        ok(await client.call_tool("trigger-sampling-request-async", {"prompt": "hi", "maxTokens": 20}))
+    )
+    assert "[COMPLETED]" in text and SAMPLED_TEXT in text, text
 
 
 # ---- resources, prompts, completion ----------------------------------------------------------------------

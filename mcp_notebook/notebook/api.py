@@ -136,6 +136,15 @@ class NotebookMCP:
             **options,
         )
 
+    @property
+    def serving(self) -> Any:
+        """The running :class:`~mcp_notebook.notebook.serving.ServingHandle` (``.url``, ``.token``), or None.
+
+        The token is never printed into an output; read it here when a client in this kernel needs it."""
+        from .serving import active_handle
+
+        return None if self._server is None else active_handle(self._server)
+
     def stop_serving(self) -> bool:
         """Stop the HTTP server started by :meth:`serve`; True if one was running."""
         from .serving import stop_serving
@@ -447,7 +456,7 @@ class NotebookMCP:
         from .widgets import ToolForm
 
         tool_def = self.tool_def(name)
-        return ToolForm(name, tool_def, partial(self._start_quietly, name))
+        return ToolForm(name, tool_def, partial(self._start_quietly, name), self._surface)
 
     def start(
         self,

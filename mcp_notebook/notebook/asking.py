@@ -41,8 +41,13 @@ class Asking:
         self.cards: list[Any] = []  # the cards waiting for a person
         self.sampling_callback: Callable[[dict[str, Any]], Any] | None = None
 
-    def _record(self, server: str, kind: str, params: dict[str, Any], outcome: str, by: str) -> None:
-        self._audit.add(AuditEntry(server, kind, params, outcome, by, outcome, kind=kind))
+    def _record(
+        self, server: str, kind: str, params: dict[str, Any], outcome: str, by: str, response: Any = None
+    ) -> None:
+        from .render_history import kept_response
+
+        kept = None if response is None else kept_response(response)
+        self._audit.add(AuditEntry(server, kind, params, outcome, by, outcome, kind=kind, response=kept))
 
     async def _ask_person(self, server: str, make: Callable[[Callable[[Any], None]], Any]) -> Any:
         """Show the widget ``make(answer)`` builds, with the running call or on its own; await the answer."""
@@ -88,7 +93,7 @@ class Asking:
         result: dict[str, Any] = await self._ask_person(
             server, lambda answer: ElicitationCard(server, params, answer)
         )
-        self._record(server, "elicitation", params, str(result.get("action")), "you")
+        self._record(server, "elicitation", params, str(result.get("action")), "you", result)
         return result
 
     async def sampling(self, server: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -342,7 +342,9 @@ class ServerConsole:
     def _render(self, final: bool = False) -> None:
         if self._widget is not None:
             self._update_widget()
-        if self.shell is not None and (final or self._widget is None):
+        if self.shell is not None:
+            # the static HTML beside the widget view is kept current too (coalesced like the widget), so
+            # a saved notebook or an export shows the calls served so far (issue 11 item 1)
             self.publish(update=True)
 
     def publish(self, update: bool = False) -> None:

@@ -9,6 +9,7 @@ locally only — MCP-NOTES §3.9) and shows each message next to the field it is
 from __future__ import annotations
 
 import html
+import json
 import logging
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -102,6 +103,21 @@ class SchemaForm:
 
         A value a field cannot hold (text for a number) is shown as it is and reported, never dropped."""
         self._root.set(dict(value))
+
+    def snapshot(self) -> dict[str, Any]:
+        """The form as static HTML (title, description, each top-level field and its value) and rows."""
+        value = self.value
+        names = list(getattr(self._root, "fields", {}) or {})
+        rows = [(n, json.dumps(value[n], ensure_ascii=False) if n in value else "—") for n in names]
+        if not names and value:
+            rows = [("value", json.dumps(value, ensure_ascii=False))]
+        body = "".join(
+            f"<tr><td><b>{html.escape(k)}</b></td><td><code>{html.escape(v)}</code></td></tr>"
+            for k, v in rows
+        )
+        head = self.widget.children[0].value if self.widget.children else ""
+        table = f'<table class="mcpnb-table">{body}</table>' if rows else ""
+        return {"html": f"{head}{table}", "rows": rows}
 
     # -- validation ------------------------------------------------------------------------------
 

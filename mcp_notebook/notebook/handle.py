@@ -325,6 +325,10 @@ class CallHandle:
                 return False
             self._result, self._error = result, error
             self.finished = time.time()
+            if result is not None:
+                from .render_history import kept_response
+
+                self.entry.response = kept_response(result)
             self.entry.duration = None if self.started is None else self.finished - self.started
             if error is not None:  # the audit log and its copy-as-code never hold a credential
                 self.entry.error = redact(f"{type(error).__name__}: {error}")

@@ -162,7 +162,9 @@ class MCPMagics(Magics):
             self._serve_notebook,
         )
         p.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT", help="default: any free port")
-        p.add_argument("--token", help="bearer token (default: a random one, shown)")
+        p.add_argument(
+            "--token", help="bearer token (default: a random one; shown masked, mcp.serving.token)"
+        )
         p.add_argument("--stop", action="store_true", help="stop serving")
 
     def overview(self) -> str:

@@ -390,6 +390,7 @@ class AuditEntry:
     kind: str = "call"  # or "elicitation", "sampling": requests from the server, answered here;
     # "incoming": a call made to the notebook's served tools (``server`` is then the caller's principal)
     client: str = ""  # incoming: the name the client declared (display only)
+    response: Any = None  # what came back (bounded: render_history.kept_response), for the history
     id: int = field(default_factory=lambda: next(_ids))
 
     @property
@@ -471,7 +472,10 @@ class History:
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None
     ) -> dict[str, str]:
-        return table_bundle(self.rows(), title="MCP calls (copy a row's %mcp or python cell to run it again)")
+        from .render_history import history_bundle
+
+        title = "MCP calls (open a row to copy it as %mcp or Python, and to see its response)"
+        return history_bundle(self.entries, title)
 
     def __repr__(self) -> str:
         return f"<History {len(self.entries)} calls>"

@@ -3,7 +3,9 @@
 Everything here is a pure function of plain JSON data to strings. Data that came from a remote peer is
 untrusted (DESIGN.md decision 10): every string that reaches HTML goes through :func:`esc`, and nothing is
 ever passed through as markup. The CSS is one ``<style>`` block whose selectors all start with the wrapper
-class, and it uses ``currentColor`` and semi-transparent colours so it reads in light and dark themes.
+class, and it uses JupyterLab's theme variables (``--jp-ui-font-color2``, ``--jp-border-color*``,
+``--jp-layout-color*``), falling back to inherited colours elsewhere, so text keeps WCAG AA contrast in
+light, dark and high-contrast themes (issue 11; a browser test measures it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ __all__ = [
     "Media",
     "b64_size",
     "check_media",
+    "code_block",
+    "copy_button",
     "cut_text",
     "esc",
     "format_size",
@@ -44,28 +48,34 @@ __all__ = [
 WRAPPER_CLASS = "mcpnb"
 
 CSS = """<style>
-.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.4;color:inherit}
+.mcpnb{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.4;color:inherit;
+  max-width:100%;overflow-x:auto}
 .mcpnb .mcpnb-title{font-weight:600;margin:2px 0 4px}
-.mcpnb .mcpnb-block{border:1px solid rgba(127,127,127,.35);border-radius:4px;padding:4px 8px;margin:4px 0}
-.mcpnb .mcpnb-label{font-size:11px;opacity:.7;margin-bottom:2px}
+.mcpnb .mcpnb-block{border:1px solid var(--jp-border-color1,rgba(127,127,127,.35));border-radius:4px;
+  padding:4px 8px;margin:4px 0}
+.mcpnb .mcpnb-label{font-size:12px;color:var(--jp-ui-font-color2,inherit);margin-bottom:2px}
 .mcpnb .mcpnb-pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:4px;
-  font-family:var(--jp-code-font-family,monospace);font-size:12px;background:rgba(127,127,127,.08);
-  color:inherit;border-radius:3px}
-.mcpnb .mcpnb-note{font-size:12px;font-style:italic;opacity:.75}
-.mcpnb .mcpnb-bad{color:#d03030}
-.mcpnb .mcpnb-good{color:#2e9a48}
-.mcpnb .mcpnb-ann{font-size:11px;opacity:.65;float:right;margin-left:8px}
-.mcpnb.mcpnb-error{border:2px solid #d03030;border-radius:4px;padding:4px 8px}
-.mcpnb .mcpnb-error-header{color:#d03030;font-weight:700}
+  font-family:var(--jp-code-font-family,monospace);font-size:12px;
+  background:var(--jp-layout-color2,rgba(127,127,127,.08));color:inherit;border-radius:3px}
+.mcpnb .mcpnb-note{font-size:12px;font-style:italic;color:var(--jp-ui-font-color2,inherit)}
+.mcpnb .mcpnb-bad{color:var(--jp-error-color1,#c62828)}
+.mcpnb .mcpnb-good{color:var(--jp-success-color0,#1b5e20)}
+.mcpnb .mcpnb-ann{font-size:12px;color:var(--jp-ui-font-color2,inherit);float:right;margin-left:8px}
+.mcpnb.mcpnb-error{border:2px solid var(--jp-error-color1,#c62828);border-radius:4px;padding:4px 8px}
+.mcpnb .mcpnb-error-header{color:var(--jp-error-color1,#c62828);font-weight:700}
 .mcpnb details>summary{cursor:pointer}
 .mcpnb .mcpnb-tree{margin:0 0 0 1.2em;padding:0;list-style:none;font-size:12px;
   font-family:var(--jp-code-font-family,monospace)}
-.mcpnb .mcpnb-key{opacity:.8}
-.mcpnb table.mcpnb-table{border-collapse:collapse;font-size:12px}
-.mcpnb .mcpnb-table th,.mcpnb .mcpnb-table td{border:1px solid rgba(127,127,127,.3);padding:2px 6px;
-  text-align:left;vertical-align:top}
-.mcpnb .mcpnb-table th{background:rgba(127,127,127,.12)}
+.mcpnb .mcpnb-key{color:var(--jp-ui-font-color2,inherit)}
+.mcpnb table.mcpnb-table{border-collapse:collapse;font-size:12px;max-width:100%}
+.mcpnb .mcpnb-table th,.mcpnb .mcpnb-table td{border:1px solid var(--jp-border-color2,rgba(127,127,127,.3));
+  padding:2px 6px;text-align:left;vertical-align:top;max-width:32em;overflow-wrap:anywhere}
+.mcpnb .mcpnb-table th{background:var(--jp-layout-color2,rgba(127,127,127,.12))}
+.mcpnb .mcpnb-table td .mcpnb-pre{max-height:12em;overflow:auto}
 .mcpnb img.mcpnb-img{max-width:100%}
+.mcpnb .mcpnb-copy{font-size:11px;padding:0 6px;margin-left:6px;cursor:pointer;color:inherit;
+  background:var(--jp-layout-color1,transparent);border-radius:3px;
+  border:1px solid var(--jp-border-color1,rgba(127,127,127,.5))}
 </style>"""
 
 # Browsers drop tabs and newlines inside a URL ("java\tscript:"), so any whitespace or control character
@@ -211,6 +221,27 @@ def media_text(mime: object, data: object, kind: str, max_bytes: int) -> str:
     media = check_media(mime, data, kind, max_bytes)
     suffix = f": {media.problem}" if media.problem and not media.too_large else ""
     return f"[{kind} {media.mime}, {format_size(media.size)}{suffix}]"
+
+
+_COPY = (
+    "navigator.clipboard.writeText(this.closest('.mcpnb-copyable').querySelector('pre').innerText);"
+    "this.textContent='Copied';"
+)
+
+
+def copy_button() -> str:
+    """A Copy button for the ``<pre>`` of its enclosing ``.mcpnb-copyable`` (works where the page runs
+    the output's script attributes: a trusted notebook, an exported HTML page; inert elsewhere)."""
+    attributes = f'class="mcpnb-copy" type="button" title="copy to the clipboard" onclick="{_COPY}"'
+    return f"<button {attributes}>Copy</button>"
+
+
+def code_block(title: str, text: str, *, max_chars: int = 20_000) -> str:
+    """A titled block of code or JSON with a Copy button."""
+    return (
+        f'<div class="mcpnb-copyable"><div class="mcpnb-label">{esc(title)} {copy_button()}</div>'
+        f"{pre_html(text, max_chars)}</div>"
+    )
 
 
 def json_pre(value: object, *, max_chars: int = 20_000) -> str:

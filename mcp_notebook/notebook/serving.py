@@ -32,6 +32,7 @@ from ..engine.approval import Approver, IncomingCall
 from ..transports.http_limits import HTTPLimits, RateLimiter
 from ..transports.http_server import StreamableHTTPServer
 from .policy import AuditLog, IncomingPolicy, PolicyApprover
+from .render_base import wrap
 
 if TYPE_CHECKING:
     from ..engine.runtime import Runtime
@@ -58,6 +59,9 @@ STOP_REASON = "the notebook stopped serving before answering"
 # ---- the handle --------------------------------------------------------------------------------------------
 _active: dict[int, ServingHandle] = {}  # id(server) -> its live handle (re-serving replaces it)
 _active_lock = threading.Lock()
+#: The environment variable the shown client configuration reads the token from.
+TOKEN_ENV = "MCP_NOTEBOOK_TOKEN"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 class ServingHandle:
@@ -149,10 +153,56 @@ class ServingHandle:
         state = "stopped" if self.stopped else "serving"
         return f"<ServingHandle {state} {self.name!r} at {self.url}>"
 
+    # ---- what a person sees: never the token (issue 11 item 2) ---------------------------------------------
+    @property
+    def masked_token(self) -> str:
+        """The token as shown: its first 4 characters, enough to tell two apart, not to use one."""
+        return f"{self.token[:4]}… ({len(self.token)} characters, hidden)"
+
+    @property
+    def shown_entry(self) -> dict[str, Any]:
+        """The ``mcpServers`` entry as shown and saved: the token through ``${MCP_NOTEBOOK_TOKEN}``."""
+        headers = {"Authorization": f"Bearer ${{{TOKEN_ENV}}}"}
+        return {"mcpServers": {self.name: {"type": "http", "url": self.url, "headers": headers}}}
+
+    @property
+    def shown_inspector_command(self) -> str:
+        auth = f'"Authorization: Bearer ${TOKEN_ENV}"'
+        return (
+            f"npx -y @modelcontextprotocol/inspector --cli {shlex.quote(self.url)} --transport http "
+            f"--header {auth} --method tools/list"
+        )
+
+    @property
+    def shown_python_snippet(self) -> str:
+        return (
+            "import os\n"
+            "from mcp_notebook import connect\n"
+            f"token = os.environ[{TOKEN_ENV!r}]  # in this notebook: mcp.serving.token\n"
+            f"c = connect({self.url!r}, headers={{'Authorization': f'Bearer {{token}}'}})\n"
+            "c.list_tools()"
+        )
+
+    def reveal(self) -> str:
+        """The token itself, for you to copy (printed nowhere: a cell's output would save it)."""
+        return self.token
+
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None
     ) -> dict[str, str]:
         return {"text/plain": self._text(), "text/html": self._html()}
+
+    def _ipython_display_(self) -> None:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        shell = get_ipython()
+        count = getattr(shell, "execution_count", None)
+        if count is not None and count == self._shown_in:
+            return  # %mcp serve already showed it in this cell: once is enough (issue 11 item 2)
+        display(self._repr_mimebundle_(), raw=True)  # type: ignore[no-untyped-call]
+
+    _shown_in: int | None = None
 
     def _text(self) -> str:
         if self.stopped:
@@ -160,37 +210,34 @@ class ServingHandle:
         return "\n".join(
             [
                 f"MCP server {self.name!r} serving at {self.url}",
-                f"token: {self.token}  (send 'Authorization: Bearer <token>')",
+                f"token: {self.masked_token}; in this notebook mcp.serving.token, for clients "
+                f"${TOKEN_ENV} (send 'Authorization: Bearer <token>')",
                 "",
                 "Client configuration (mcpServers entry):",
-                json.dumps(self.mcp_servers_entry, indent=2),
+                json.dumps(self.shown_entry, indent=2),
                 "",
                 "MCP Inspector (CLI):",
-                self.inspector_command,
+                self.shown_inspector_command,
                 "",
                 "From another notebook:",
-                self.python_snippet,
+                self.shown_python_snippet,
             ]
         )
 
     def _html(self) -> str:
+        from .render_base import code_block
+
         if self.stopped:
             return f"<div class='mcpnb'>MCP server <b>{html.escape(self.name)}</b>: stopped</div>"
-
-        def block(title: str, text: str) -> str:
-            pre = f"<pre style='margin:2px 0 8px'>{html.escape(text)}</pre>"
-            return f"<div><b>{html.escape(title)}</b></div>{pre}"
-
-        return (
-            "<div class='mcpnb'>"
+        return wrap(
             f"<div>MCP server <b>{html.escape(self.name)}</b> serving at "
             f"<code>{html.escape(self.url)}</code></div>"
-            f"<div>Token: <code>{html.escape(self.token)}</code> "
-            "(as <code>Authorization: Bearer …</code>)</div>"
-            + block("Client configuration (mcpServers entry)", json.dumps(self.mcp_servers_entry, indent=2))
-            + block("MCP Inspector (CLI)", self.inspector_command)
-            + block("From another notebook", self.python_snippet)
-            + "</div>"
+            f"<div>Token: <code>{html.escape(self.masked_token)}</code>. Set it as "
+            f"<code>${TOKEN_ENV}</code> where the client runs: copy it with the button below, or read "
+            "<code>mcp.serving.token</code> in this notebook.</div>"
+            + code_block("Client configuration (mcpServers entry)", json.dumps(self.shown_entry, indent=2))
+            + code_block("MCP Inspector (CLI)", self.shown_inspector_command)
+            + code_block("From another notebook", self.shown_python_snippet)
         )
 
 
@@ -331,5 +378,11 @@ def serve_notebook(
         **options,
     )
     if show:
-        show_console(console, shell, handle._repr_mimebundle_())
+        intro: dict[str, Any] = handle._repr_mimebundle_()
+        if not headless:  # Reveal / Copy: the token reaches the page only while you ask to see it
+            from .widgets import TokenView
+
+            intro[WIDGET_MIME] = TokenView(handle).widget._repr_mimebundle_()[WIDGET_MIME]
+        show_console(console, shell, intro)
+        handle._shown_in = getattr(shell, "execution_count", None)
     return handle

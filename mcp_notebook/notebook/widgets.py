@@ -14,17 +14,18 @@ import html
 import logging
 import traceback
 import unicodedata
+import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import ipywidgets as w
 
-from .render_base import esc, json_pre, json_text
+from .render_base import esc, json_pre, json_text, note_html, wrap
 
 if TYPE_CHECKING:
     from .form import SchemaForm
-    from .handle import CallHandle
+    from .handle import CallHandle, Surface
 
 __all__ = [
     "ApprovalCard",
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcp_notebook.notebook")
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def new_box() -> Any:
@@ -125,7 +127,9 @@ class ApprovalCard:
         self.approve.on_click(guarded(self.output, lambda: handle.approve(by="you")))
         self.deny.on_click(guarded(self.output, lambda: handle.deny(by="you")))
         self.always.on_click(guarded(self.output, lambda: handle.approve(always=True, by="you")))
-        self.widget = w.VBox([w.HTML(head), w.HBox([self.approve, self.deny, self.always]), self.output])
+        self.widget = w.VBox(
+            [w.HTML(wrap(head)), w.HBox([self.approve, self.deny, self.always]), self.output]
+        )
 
     def close(self) -> None:
         self.widget.close()
@@ -328,30 +332,69 @@ class SamplingCard:
         self.widget.close()
 
 
+# ------------------------------------------------------------------------------------------- serving token
+
+
+class TokenView:
+    """How to connect to ``%mcp serve``, with Reveal / Hide for the token: it is put on the page (a widget
+    value, never a saved output) only while revealed, with a Copy button beside it."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.output = w.Output()
+        self.info = w.HTML(handle._html())
+        self.secret = w.HTML()
+        self.reveal = _button("Reveal token", tooltip="show the bearer token (hidden again by Hide)")
+        self.reveal.on_click(guarded(self.output, self.toggle))
+        self.widget = w.VBox([self.info, w.HBox([self.reveal, self.secret]), self.output])
+
+    def toggle(self) -> None:
+        if self.secret.value:
+            self.secret.value, self.reveal.description = "", "Reveal token"
+            return
+        from .render_base import copy_button
+
+        token = esc(self.handle.reveal())
+        self.secret.value = (
+            f'<span class="mcpnb-copyable"><pre style="display:inline">{token}</pre> {copy_button()}</span>'
+        )
+        self.reveal.description = "Hide token"
+
+
 # ------------------------------------------------------------------------------------------------ tool form
 
 
 class ToolForm:
-    """A SchemaForm for a tool; Submit calls it, the call (approval, progress, result) shows underneath."""
+    """A SchemaForm for a tool; Call calls it. Shown as two outputs (issue 11 item 1): the form, whose
+    display also carries a static HTML snapshot of its fields and values (what a saved notebook, an
+    nbconvert export and GitHub show), and under it the call's own output (approval, progress, then the
+    plain-HTML result), which stays in the notebook whatever becomes of the widget."""
 
     def __init__(
-        self, label: str, tool_def: Mapping[str, Any], call: Callable[[dict[str, Any]], CallHandle]
+        self,
+        label: str,
+        tool_def: Mapping[str, Any],
+        call: Callable[[dict[str, Any]], CallHandle],
+        surface: Surface | None = None,
     ) -> None:
         from .form import SchemaForm
+        from .handle import Surface
 
         self.label = label
         self.handles: list[CallHandle] = []
-        self.result_area = w.Output()
         self._call = call
-        title = tool_def.get("title") or label
+        self._surface = surface if surface is not None else Surface()
+        self.display_id = f"mcp-form-{uuid.uuid4().hex}"
+        self.result_display_id = f"{self.display_id}-result"
+        self.title = str(tool_def.get("title") or label)
         self.form = SchemaForm(
             tool_def.get("inputSchema") or {"type": "object"},
-            title=f"{title}",
+            title=self.title,
             description=tool_def.get("description") or None,  # under the title (issue 11 item 8)
             submit_label="Call",
             on_submit=self._submit,
         )
-        self.widget = w.VBox([self.form.widget, self.result_area])
+        self.widget = self.form.widget
 
     @property
     def handle(self) -> CallHandle | None:
@@ -374,16 +417,40 @@ class ToolForm:
     def _submit(self, value: dict[str, Any]) -> None:
         handle = self._call(value)
         self.handles.append(handle)
-        handle.on_change(self._render)
-        self._render(handle)
+        handle._display_id = self.result_display_id  # the call updates its own output under the form
+        handle._refresh(force=True)
+        self._surface.publish(self.bundle(), self.display_id, update=True)  # the snapshot: values sent
 
-    def _render(self, handle: CallHandle) -> None:
-        if handle is self.handle:
-            output = {"output_type": "display_data", "data": handle.live_bundle(), "metadata": {}}
-            self.result_area.outputs = (output,)
+    # ---- display -------------------------------------------------------------------------------------------
+    def static_bundle(self) -> dict[str, str]:
+        """The form as static HTML/text: title, fields and their current values, the last call."""
+        snapshot = self.form.snapshot()
+        last = self.handle
+        note = f"last call: {last.label} — {last.state}" if last is not None else "no call made yet"
+        text = f"form {self.label}\n" + "\n".join(f"  {k}: {v}" for k, v in snapshot["rows"]) + f"\n({note})"
+        return {
+            "text/html": wrap(
+                snapshot["html"]
+                + note_html(esc(f"A form (live in a running notebook). {note[0].upper()}{note[1:]}."))
+            ),
+            "text/plain": text,
+        }
+
+    def bundle(self) -> dict[str, Any]:
+        return {**self.static_bundle(), WIDGET_MIME: self.widget._repr_mimebundle_()[WIDGET_MIME]}
+
+    def _result_placeholder(self) -> dict[str, Any]:
+        if self.handle is not None:
+            return self.handle.live_bundle()
+        text = f"Calls made with the form of {self.label} show here."
+        return {"text/html": wrap(note_html(esc(text))), "text/plain": text}
+
+    def _ipython_display_(self) -> None:
+        self._surface.publish(self.bundle(), self.display_id)
+        self._surface.publish(self._result_placeholder(), self.result_display_id)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        return self.bundle()
 
     def __repr__(self) -> str:
         return f"<ToolForm {self.label}>"

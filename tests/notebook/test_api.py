@@ -439,8 +439,8 @@ def test_form_submit_calls_and_renders_the_result_under_it(shell: Any) -> None:
     assert isinstance(handle, CallHandle)
     handle.wait(WAIT)
     assert handle.structured == {"result": 42}
-    [output] = form.result_area.outputs
-    assert "42" in output["data"]["text/plain"]
+    last = published(shell)[-1]  # the result is its own output, under the form
+    assert last["transient"]["display_id"] == form.result_display_id and "42" in last["data"]["text/plain"]
 
     @mcp.tool
     def airport(code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]) -> str:
@@ -460,11 +460,14 @@ def test_form_for_a_remote_tool_shows_the_approval_card_in_its_result_area(
     form = mcp.form("remote.echo")
     handle = form.submit({"message": "via form"})
     assert handle is not None and handle.state == "awaiting-approval"
-    assert WIDGET_MIME in form.result_area.outputs[0]["data"]
+    results = [o for o in published(shell) if o["transient"]["display_id"] == form.result_display_id]
+    assert WIDGET_MIME in results[-1]["data"]
     handle.approve()
     handle.wait(WAIT)
-    assert "via form" in form.result_area.outputs[0]["data"]["text/plain"]
-    assert published(shell) == []  # shown in the form, not in whichever cell ran last
+    results = [o for o in published(shell) if o["transient"]["display_id"] == form.result_display_id]
+    assert "via form" in results[-1]["data"]["text/plain"] and WIDGET_MIME not in results[-1]["data"]
+    # only updates of the form's own outputs: nothing lands in whichever cell ran last
+    assert all(o["update"] for o in published(shell))
 
 
 # --------------------------------------------------------------------------- resources, prompts, servers

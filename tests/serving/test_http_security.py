@@ -241,9 +241,9 @@ def test_stop_ends_in_flight_calls_promptly(runtime: Runtime) -> None:
 def test_connection_info_renders_and_the_python_snippet_works(served: ServingHandle) -> None:
     bundle = served._repr_mimebundle_()
     for text in (bundle["text/plain"], bundle["text/html"]):
-        assert served.url in text and served.token in text
+        assert served.url in text and served.token not in text  # the token never enters an output
         assert "mcpServers" in text and "@modelcontextprotocol/inspector --cli" in text
-        assert "from mcp_notebook import connect" in text
+        assert "from mcp_notebook import connect" in text and "MCP_NOTEBOOK_TOKEN" in text
     entry = served.mcp_servers_entry["mcpServers"]["served"]
     assert entry == {
         "type": "http",
@@ -254,5 +254,11 @@ def test_connection_info_renders_and_the_python_snippet_works(served: ServingHan
     snippet = served.python_snippet.replace("c.list_tools()", "tools = c.list_tools(); c.close()")
     exec(snippet, namespace)
     assert [t["name"] for t in namespace["tools"]] == ["add"]  # type: ignore[attr-defined]
+    shown: dict[str, object] = {}  # the snippet as shown, with the token in the environment
+    snippet = served.shown_python_snippet.replace("c.list_tools()", "tools = c.list_tools(); c.close()")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MCP_NOTEBOOK_TOKEN", served.token)
+        exec(snippet, shown)
+    assert [t["name"] for t in shown["tools"]] == ["add"]  # type: ignore[attr-defined]
     served.stop()
     assert "stopped" in served._repr_mimebundle_()["text/plain"]

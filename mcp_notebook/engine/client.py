@@ -377,38 +377,31 @@ class Client(TaskClientMixin):
         return self.connection
 
     # ---- tools -------------------------------------------------------------------------------------------
-    async def _all_pages(self, method: str, field: str) -> list[dict[str, Any]]:
+    async def _all_pages(self, method: str, field: str) -> tuple[list[dict[str, Any]], float]:
+        """Every item across the pages, and when the list goes stale (modern: the smallest ``ttlMs``)."""
         items: list[dict[str, Any]] = []
         cursor: str | None = None
+        deadline = time.monotonic() + 3600.0
         while True:
             result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
             items.extend(result.get(field, []))
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-
-    async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool, across all pages; refreshes the cache used to validate structured results."""
-        deadline = time.monotonic() + 3600.0
-        items: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            result = await self.request("tools/list", {"cursor": cursor} if cursor is not None else None)
-            items.extend(result.get("tools", []))
             deadline = min(deadline, eras.cache_deadline(result))
             cursor = result.get("nextCursor")
             if cursor is None:
-                break
+                return items, deadline
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool, across all pages; refreshes the client's tools cache (:meth:`tools_by_name`)."""
+        items, deadline = await self._all_pages("tools/list", "tools")
         tools = []
-        for tool in items:
-            modern_tool = self._modern and isinstance(tool, dict)
-            reason = eras.invalid_param_headers(tool.get("inputSchema")) if modern_tool else None
+        for tool in items:  # each an object with a name: check_result saw to it
+            reason = eras.invalid_param_headers(tool.get("inputSchema")) if self._modern else None
             if reason is None:
                 tools.append(tool)
             else:  # SEP-2243: such a tool MUST be excluded, with a warning
                 log.warning("%s: tool %r left out: %s", self.name, tool.get("name"), reason)
                 self.trace.record("note", f"tool {tool.get('name')!r} left out: {reason}")
-        self._tools = {tool["name"]: tool for tool in tools if isinstance(tool, dict) and "name" in tool}
+        self._tools = {tool["name"]: tool for tool in tools}
         transport = self.connection.transport
         if hasattr(transport, "tools"):
             transport.tools = self._tools  # Mcp-Param-* headers of modern HTTP tool calls
@@ -419,6 +412,18 @@ class Client(TaskClientMixin):
 
     def cached_tool(self, name: str) -> dict[str, Any] | None:
         return self._tools.get(name)
+
+    async def tools_by_name(self, want: str | None = None) -> dict[str, dict[str, Any]]:
+        """The tools from the one cache the client and the notebook read, listed again only when outdated:
+        never listed, after list_changed, past a modern ``ttlMs``, or missing ``want`` (a tool a cell just
+        added: its list_changed may still be on the way)."""
+        if self._tools_outdated(want):
+            await self.list_tools()
+        return dict(self._tools)
+
+    def _tools_outdated(self, want: str | None) -> bool:
+        expired = self._tools_deadline is not None and time.monotonic() >= self._tools_deadline
+        return self._tools_stale or expired or (want is not None and want not in self._tools)
 
     async def call_tool(
         self,
@@ -465,10 +470,7 @@ class Client(TaskClientMixin):
 
     async def _refresh_tools_if_needed(self, name: str) -> None:
         """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call."""
-        expired = self._tools_deadline is not None and time.monotonic() >= self._tools_deadline
-        if (self._tools_stale or expired or name not in self._tools) and has_capability(
-            self.server_capabilities, ("tools",)
-        ):
+        if self._tools_outdated(name) and has_capability(self.server_capabilities, ("tools",)):
             with contextlib.suppress(JSONRPCError):
                 await self.list_tools()
             self._tools_stale = False  # even when listing failed: do not retry on every call
@@ -492,10 +494,10 @@ class Client(TaskClientMixin):
 
     # ---- resources, prompts, completion, logging, ping ---------------------------------------------------
     async def list_resources(self) -> list[dict[str, Any]]:
-        return await self._all_pages("resources/list", "resources")
+        return (await self._all_pages("resources/list", "resources"))[0]
 
     async def list_resource_templates(self) -> list[dict[str, Any]]:
-        return await self._all_pages("resources/templates/list", "resourceTemplates")
+        return (await self._all_pages("resources/templates/list", "resourceTemplates"))[0]
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
         return await self.request("resources/read", {"uri": uri})
@@ -507,7 +509,7 @@ class Client(TaskClientMixin):
         await self.request("resources/unsubscribe", {"uri": uri})
 
     async def list_prompts(self) -> list[dict[str, Any]]:
-        return await self._all_pages("prompts/list", "prompts")
+        return (await self._all_pages("prompts/list", "prompts"))[0]
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}

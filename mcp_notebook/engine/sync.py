@@ -84,6 +84,7 @@ class SyncClient:
         return self.runtime.run(self.aio.request(method, params, **options))
 
     list_tools = _bridge(Client.list_tools)
+    tools_by_name = _bridge(Client.tools_by_name)
     call_tool = _bridge(Client.call_tool)
     list_resources = _bridge(Client.list_resources)
     list_resource_templates = _bridge(Client.list_resource_templates)

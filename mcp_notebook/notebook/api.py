@@ -200,7 +200,6 @@ class NotebookMCP:
             elicitation_handler=partial(self._asking.elicitation, name),
             sampling_handler=partial(self._asking.sampling, name),
             logging_handler=partial(self._asking.log, name),
-            notification_handler=partial(self._on_notification, name),
             extensions=client_extension() if self.config.apps else None,
             **options,
         )
@@ -632,10 +631,6 @@ class NotebookMCP:
         with self._lock:
             running = [h for h in self._active if h.server == server and h.state == "running"]
         return running[-1] if running else None
-
-    def _on_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
-        if method == "notifications/tools/list_changed":
-            self._connections.forget_tools(server)
 
     def __repr__(self) -> str:
         local = len(self._server.tools) if self._server is not None else 0

@@ -1,8 +1,8 @@
 """The notebook's named connections: one ``SyncClient`` per name, all on the shared runtime loop.
 
 ``local`` is the notebook's own server, connected in memory on first use. Other names are chosen by the
-user (``%mcp connect NAME ...``) and become the ``SERVER`` of ``SERVER.TOOL``. Each connection's
-``tools/list`` is cached until the server says ``notifications/tools/list_changed``.
+user (``%mcp connect NAME ...``) and become the ``SERVER`` of ``SERVER.TOOL``. Tools are read through each
+client's own cache (``Client.tools_by_name``), the one its calls use too.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ class Connections:
         self._local_target = local_target
         self._clients: dict[str, SyncClient] = {}
         self._targets: dict[str, tuple[str, str]] = {}  # name -> (transport, target shown to people)
-        self._tools: dict[str, dict[str, dict[str, Any]]] = {}
         self._lock = threading.RLock()
 
     def get(self, name: str) -> SyncClient:
@@ -107,7 +106,6 @@ class Connections:
         with self._lock:
             self._clients[name] = client
             self._targets[name] = (kind, shown)
-            self._tools.pop(name, None)
         return client
 
     def disconnect(self, name: str) -> None:
@@ -116,7 +114,6 @@ class Connections:
         with self._lock:
             client = self._clients.pop(name, None)
             self._targets.pop(name, None)
-            self._tools.pop(name, None)
         if client is None:
             raise NotebookError(f"no server named {name!r} is connected")
         client.close()
@@ -126,29 +123,15 @@ class Connections:
             clients = list(self._clients.values())
             self._clients.clear()
             self._targets.clear()
-            self._tools.clear()
         for client in clients:
             client.close()
 
-    # -- tools/list, cached ------------------------------------------------------------------------------
+    # -- tools: through the client's cache ---------------------------------------------------------------
     def tools(self, name: str, want: str | None = None) -> dict[str, dict[str, Any]]:
-        """The server's tools, cached until its list_changed. A ``want``ed tool missing from the cache
-        triggers one fresh listing: the notification may still be on its way when a cell that just added
-        the tool calls it."""
-        cached = self._tools.get(name)
-        if cached is None or (want is not None and want not in cached):
-            listed = self.get(name).list_tools()
-            cached = self._tools[name] = {t["name"]: t for t in listed}
-        return cached
+        """The server's tools (see ``Client.tools_by_name``: a ``want``ed tool missing lists again)."""
+        return self.get(name).tools_by_name(want)
 
     async def tools_async(
         self, name: str, runtime: Runtime, want: str | None = None
     ) -> dict[str, dict[str, Any]]:
-        cached = self._tools.get(name)
-        if cached is None or (want is not None and want not in cached):
-            listed = await runtime.run_async(self.get(name).aio.list_tools())
-            cached = self._tools[name] = {t["name"]: t for t in listed}
-        return cached
-
-    def forget_tools(self, name: str) -> None:
-        self._tools.pop(name, None)
+        return await runtime.run_async(self.get(name).aio.tools_by_name(want))

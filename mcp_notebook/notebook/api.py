@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..engine.runtime import Runtime
     from ..engine.server import Server
     from ..engine.sync import SyncClient
+    from .check import CheckReport
     from .lint import LintReport
     from .widgets import ToolForm
 
@@ -614,6 +615,31 @@ class NotebookMCP:
         from .lint import lint
 
         return lint(self, target, long_call=long_call)
+
+    def check(
+        self,
+        name: str,
+        *,
+        samples: Sequence[Any] = (),
+        errors: Sequence[Mapping[str, Any]] = (),
+        required: Sequence[str] = (),
+        annotations: Mapping[str, Any] | None = None,
+        timeout: float = 30.0,
+    ) -> CheckReport:
+        """The exercise checker (``%mcp check``): lint, required parameters and annotations, ``samples``
+        (arguments, or ``(arguments, expected)``: a dict the structuredContent must contain, or a test
+        function) that must succeed and match the outputSchema, ``errors`` that must come back ``isError``."""
+        from .check import check
+
+        return check(
+            self,
+            name,
+            samples=samples,
+            errors=errors,
+            required=required,
+            annotations=annotations,
+            timeout=timeout,
+        )
 
     def history(self, last: int | None = None) -> History:
         """The audit log: every decision and call, each with its ``%mcp call`` line and Python call."""

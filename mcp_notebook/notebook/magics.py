@@ -144,6 +144,15 @@ class MCPMagics(Magics):
         )
         p.add_argument("target", nargs="?", help="TOOL, SERVER.TOOL or SERVER (default: everything)")
         p.add_argument("--long", type=float, default=10.0, help="seconds from which a call is long (task?)")
+        p = self._add(
+            "check",
+            "Check a tool against its contract: check TOOL [--sample ARGS] [--error ARGS] [--required P] ...",
+            self._check,
+        )
+        p.add_argument("target", help="TOOL or SERVER.TOOL")
+        p.add_argument("--sample", action="append", default=[], help="arguments (JSON) that must succeed")
+        p.add_argument("--error", action="append", default=[], help="arguments (JSON) that must be isError")
+        p.add_argument("--required", action="append", default=[], help="a parameter that must be required")
         p = self._add("history", "The audit log of calls and decisions, with copy-as-code.", self._history)
         p.add_argument("--last", type=int, default=0, help="only the last N entries")
         p = self._add(
@@ -314,6 +323,12 @@ class MCPMagics(Magics):
     def _lint(self, rest: str) -> Any:
         ns = self._parse("lint", rest)
         return self.api.lint(ns.target, long_call=ns.long)
+
+    def _check(self, rest: str) -> Any:
+        ns = self._parse("check", rest)
+        samples = [parse_call_args(text) for text in ns.sample]
+        errors = [parse_call_args(text) for text in ns.error]
+        return self.api.check(ns.target, samples=samples, errors=errors, required=ns.required)
 
     def _history(self, rest: str) -> Any:
         return self.api.history(last=self._parse("history", rest).last or None)

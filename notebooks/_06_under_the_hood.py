@@ -109,6 +109,15 @@ call, first_progress = list(demo.trace)[-5:-3]
 show(call)
 show(first_progress)
 """),
+    md("""
+The same exchange as a **sequence diagram**: the client's and the server's lifelines, one arrow per
+message, in order (requests solid, results dashed, notifications dotted, progress green, errors red; the
+left margin is the time in ms). Click an arrow to open its JSON. `%mcp trace` has the same picture a click
+away, above its table; the picture is plain SVG, so it stays in a saved or exported notebook.
+"""),
+    code("""
+%mcp trace demo --last 5 --diagram
+"""),
     md(f"""
 ## 4. Cancellation
 

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import _exercises as exercises
 import nbformat
 
 # The workshop modules sit next to this file (the script's directory is on sys.path when it runs).
@@ -162,11 +163,12 @@ question) and `demo.divide b=0` (a tool error). `%mcp --help` lists every comman
 
 NOTEBOOKS: dict[str, list[Cell]] = {
     "quickstart": QUICKSTART,
-    "02_remote_servers": REMOTE_SERVERS,
-    "03_forms_and_approvals": FORMS_AND_APPROVALS,
-    "04_tool_contracts_and_errors": TOOL_CONTRACTS_AND_ERRORS,
-    "05_tools_resources_prompts": TOOLS_RESOURCES_PROMPTS,
-    "06_under_the_hood": UNDER_THE_HOOD,
+    # each workshop ends with an exercise: a contract to design and a cell that checks it
+    "02_remote_servers": [*REMOTE_SERVERS, *exercises.REMOTE_SERVERS],
+    "03_forms_and_approvals": [*FORMS_AND_APPROVALS, *exercises.FORMS_AND_APPROVALS],
+    "04_tool_contracts_and_errors": [*TOOL_CONTRACTS_AND_ERRORS, *exercises.TOOL_CONTRACTS],
+    "05_tools_resources_prompts": [*TOOLS_RESOURCES_PROMPTS, *exercises.TOOLS_RESOURCES_PROMPTS],
+    "06_under_the_hood": [*UNDER_THE_HOOD, *exercises.UNDER_THE_HOOD],
 }
 
 

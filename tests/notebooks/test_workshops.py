@@ -28,6 +28,7 @@ CELL_TIMEOUT = 60  # seconds; the slowest cell (a counted progress bar) takes ab
 # text/html of results), each the visible trace of one thing the notebook teaches.
 EXPECTED: dict[str, list[str]] = {
     "02_remote_servers": [
+        "check of to_fahrenheit: PASS (12/12 points)",  # the exercise, checked
         "'name': 'demo'",  # connected over stdio; the handshake's serverInfo
         "Hello, Ada!",  # a remote call, approved by the headless policy
         "'temperatures': [",  # structuredContent
@@ -43,6 +44,7 @@ EXPECTED: dict[str, list[str]] = {
         "disconnected 'weather'",
     ],
     "03_forms_and_approvals": [
+        "check of reserve_table: PASS",  # the exercise, checked
         "application/vnd.jupyter.widget-view+json",  # the forms are widgets
         '"$ref": "#/$defs/Traveller"',  # a nested object in the derived schema
         "('traveller.email', \"'ada-at-example' is not a 'email'\")",  # validated before sending
@@ -59,6 +61,8 @@ EXPECTED: dict[str, list[str]] = {
         "(True, 'allow')",  # mcp.headless and the headless policy
     ],
     "04_tool_contracts_and_errors": [
+        "check of split_bill: PASS",  # the exercise, checked
+        "a bill can be split at most 50 ways, not 51",
         '"enum": [',  # Literal -> enum
         '"maximum": 30',  # Annotated[int, Field(le=30)]
         '"description": "How many nights, 1 to 30."',  # from the docstring's Args
@@ -72,6 +76,7 @@ EXPECTED: dict[str, list[str]] = {
         "-32602 (Invalid params)",  # ... as the trace shows it
     ],
     "05_tools_resources_prompts": [
+        "check of count_words: PASS",  # the exercise, checked
         "{'result': ['hobbit']}",  # the tool
         "shop://books/{book_id}",  # a resource template, listed
         "The Hobbit, by J. R. R. Tolkien",  # ... and read
@@ -83,6 +88,9 @@ EXPECTED: dict[str, list[str]] = {
         "'values': ['hobbit']",  # ... and of a template variable
     ],
     "06_under_the_hood": [
+        '<svg class="mcpnb-seq"',  # the trace as a sequence diagram
+        "check of shout: PASS",  # the exercise, checked
+        "there is nothing to shout: text is empty",  # ... whose refusal is an isError result
         '"method": "initialize"',  # the raw handshake
         '"protocolVersion": "2025-11-25"',
         "notifications/initialized",

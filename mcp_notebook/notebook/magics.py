@@ -174,6 +174,13 @@ class MCPMagics(Magics):
         p.add_argument(
             "--token", help="bearer token (default: a random one; shown masked, mcp.serving.token)"
         )
+        p.add_argument(
+            "--auth", metavar="ISSUER", help="OAuth instead: tokens from this authorization server"
+        )
+        p.add_argument(
+            "--auth-scope", action="append", default=[], help="with --auth: a scope every call needs"
+        )
+        p.add_argument("--tool-scope", action="append", default=[], metavar="TOOL=SCOPE", help="with --auth")
         p.add_argument("--stop", action="store_true", help="stop serving")
 
     def overview(self) -> str:
@@ -341,7 +348,18 @@ class MCPMagics(Magics):
         host, _, port = args.http.rpartition(":")
         if not host or not port.isdigit():
             raise UsageError(f"%mcp serve: --http takes HOST:PORT, e.g. 127.0.0.1:8765 (got {args.http!r})")
-        return self.api.serve(host.strip("[]"), int(port), args.token)
+        if not args.auth:
+            return self.api.serve(host.strip("[]"), int(port), args.token)
+        from ..auth.resource import ProtectedResource
+
+        tool_scopes: dict[str, list[str]] = {}
+        for item in args.tool_scope:
+            tool, eq, scope = item.partition("=")
+            if not eq or not tool or not scope:
+                raise UsageError(f"%mcp serve: --tool-scope takes TOOL=SCOPE, not {item!r}")
+            tool_scopes.setdefault(tool, []).append(scope)
+        auth = ProtectedResource(None, args.auth, required_scopes=args.auth_scope, tool_scopes=tool_scopes)
+        return self.api.serve(host.strip("[]"), int(port), args.token, auth=auth)
 
     def _policy(self, rest: str) -> Any:
         ns = self._parse("policy", rest)

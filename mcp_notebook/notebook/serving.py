@@ -35,6 +35,7 @@ from .policy import AuditLog, IncomingPolicy, PolicyApprover
 from .render_base import wrap
 
 if TYPE_CHECKING:
+    from ..auth.resource import ProtectedResource
     from ..engine.runtime import Runtime
     from ..engine.server import Server
     from .console import ServerConsole
@@ -87,6 +88,7 @@ class ServingHandle:
         self.url, self.token, self.name = url, token, name
         self.console, self.policy, self.audit, self.kernel = console, policy, audit, kernel
         self.stopped = False
+        self.auth: ProtectedResource | None = None  # set when clients sign in with OAuth instead
         self._lock = threading.Lock()
         atexit.register(self.stop)
 
@@ -162,19 +164,26 @@ class ServingHandle:
     @property
     def shown_entry(self) -> dict[str, Any]:
         """The ``mcpServers`` entry as shown and saved: the token through ``${MCP_NOTEBOOK_TOKEN}``."""
+        if self.auth is not None:  # OAuth: the client signs in, nothing to paste
+            return {"mcpServers": {self.name: {"type": "http", "url": self.url}}}
         headers = {"Authorization": f"Bearer ${{{TOKEN_ENV}}}"}
         return {"mcpServers": {self.name: {"type": "http", "url": self.url, "headers": headers}}}
 
     @property
     def shown_inspector_command(self) -> str:
-        auth = f'"Authorization: Bearer ${TOKEN_ENV}"'
+        auth = f'--header "Authorization: Bearer ${TOKEN_ENV}" ' if self.auth is None else ""
         return (
             f"npx -y @modelcontextprotocol/inspector --cli {shlex.quote(self.url)} --transport http "
-            f"--header {auth} --method tools/list"
+            f"{auth}--method tools/list"
         )
 
     @property
     def shown_python_snippet(self) -> str:
+        if self.auth is not None:
+            return (
+                "from mcp_notebook import connect\nfrom mcp_notebook.auth import OAuth\n"
+                f"c = connect({self.url!r}, auth=OAuth())  # you sign in\nc.list_tools()"
+            )
         return (
             "import os\n"
             "from mcp_notebook import connect\n"
@@ -204,14 +213,21 @@ class ServingHandle:
 
     _shown_in: int | None = None
 
+    def _token_note(self) -> str:
+        if self.auth is not None:
+            return f"OAuth: clients sign in with {self.auth.issuer}; tokens must be issued for this URL"
+        return (
+            f"token: {self.masked_token}; in this notebook mcp.serving.token, for clients "
+            f"${TOKEN_ENV} (send 'Authorization: Bearer <token>')"
+        )
+
     def _text(self) -> str:
         if self.stopped:
             return f"MCP server {self.name!r}: stopped ({self.url})"
         return "\n".join(
             [
                 f"MCP server {self.name!r} serving at {self.url}",
-                f"token: {self.masked_token}; in this notebook mcp.serving.token, for clients "
-                f"${TOKEN_ENV} (send 'Authorization: Bearer <token>')",
+                self._token_note(),
                 "",
                 "Client configuration (mcpServers entry):",
                 json.dumps(self.shown_entry, indent=2),
@@ -232,9 +248,13 @@ class ServingHandle:
         return wrap(
             f"<div>MCP server <b>{html.escape(self.name)}</b> serving at "
             f"<code>{html.escape(self.url)}</code></div>"
-            f"<div>Token: <code>{html.escape(self.masked_token)}</code>. Set it as "
-            f"<code>${TOKEN_ENV}</code> where the client runs: copy it with the button below, or read "
-            "<code>mcp.serving.token</code> in this notebook.</div>"
+            + (
+                f"<div>Token: <code>{html.escape(self.masked_token)}</code>. Set it as "
+                f"<code>${TOKEN_ENV}</code> where the client runs: copy it with the button below, or read "
+                "<code>mcp.serving.token</code> in this notebook.</div>"
+                if self.auth is None
+                else f"<div>{html.escape(self._token_note())}</div>"
+            )
             + code_block("Client configuration (mcpServers entry)", json.dumps(self.shown_entry, indent=2))
             + code_block("MCP Inspector (CLI)", self.shown_inspector_command)
             + code_block("From another notebook", self.shown_python_snippet)
@@ -264,6 +284,7 @@ def serve(
     tokens: dict[str, str] | None = None,
     allowed_hosts: list[str] | None = None,
     allowed_origins: tuple[str, ...] = (),
+    auth: ProtectedResource | None = None,
     **limit_values: Any,
 ) -> ServingHandle:
     """Serve ``server`` over Streamable HTTP on the runtime loop; re-serving the same server replaces the
@@ -271,7 +292,8 @@ def serve(
     if it has one, else ``policy`` decides, ``console`` asks, ``audit`` records). ``limits`` (or single
     :class:`HTTPLimits` fields as keywords: ``rate=None``, ``max_body_size=...``): the HTTP bounds;
     ``limiter``: your own rate limiter. ``tokens``: more bearer tokens, by name (the principal approval rules
-    see). ``kernel``: a :class:`KernelThread` to run the server's sync tools on."""
+    see). ``kernel``: a :class:`KernelThread` to run the server's sync tools on. ``auth``: serve as an OAuth
+    protected resource instead of checking a static token (:mod:`mcp_notebook.auth.resource`)."""
     from ..engine.runtime import get_runtime
 
     previous = active_handle(server)
@@ -297,20 +319,23 @@ def serve(
         kernel.install(server)
     http = StreamableHTTPServer(
         server,
-        token=token,
+        token=token if auth is None else None,
         tokens=tokens,
+        middlewares=[auth.middleware] if auth is not None else [],
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
         limits=dataclasses.replace(limits or HTTPLimits(), **limit_values),
         limiter=limiter,
     )
     url = runtime.run(http.start(host, port), timeout=STOP_TIMEOUT)
+    if auth is not None and not auth.resource:
+        auth.bind(url)
     handle = ServingHandle(
         server,
         http,
         runtime,
         url,
-        token,
+        token if auth is None else "",
         name=name or server.name,
         console=console,
         policy=policy,
@@ -318,6 +343,7 @@ def serve(
         kernel=kernel,
         approve=installed,
     )
+    handle.auth = auth
     with _active_lock:
         _active[id(server)] = handle
     if console is not None:
@@ -379,7 +405,7 @@ def serve_notebook(
     )
     if show:
         intro: dict[str, Any] = handle._repr_mimebundle_()
-        if not headless:  # Reveal / Copy: the token reaches the page only while you ask to see it
+        if not headless and handle.auth is None:  # Reveal / Copy: the token reaches the page only on request
             from .widgets import TokenView
 
             intro[WIDGET_MIME] = TokenView(handle).widget._repr_mimebundle_()[WIDGET_MIME]

@@ -37,6 +37,7 @@ class _Grant:
 @dataclass
 class LocalAS:
     consent: bool = False
+    expires_in: int = 600  # seconds an access token lives
     scopes: list[str] = field(default_factory=lambda: ["mcp:tools", "offline_access"])
     issuer: str = ""
     clients: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -170,8 +171,8 @@ class LocalAS:
         scope = grant.scope or "mcp:tools"
         refresh = secrets.token_urlsafe(16)
         self._refresh[refresh] = grant
-        token = self.mint(resource, scope, expires_in=600, client_id=grant.client_id)
-        body = {"access_token": token, "token_type": "Bearer", "expires_in": 600, "scope": scope}
+        token = self.mint(resource, scope, expires_in=self.expires_in, client_id=grant.client_id)
+        body = {"access_token": token, "token_type": "Bearer", "expires_in": self.expires_in, "scope": scope}
         if kind != "client_credentials":
             body["refresh_token"] = refresh
         return web.json_response(body)

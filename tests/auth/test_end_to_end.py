@@ -184,3 +184,22 @@ def test_file_store_round_trip(tmp_path: Path) -> None:
     store.delete("token:https://h/mcp")
     assert store.get("token:https://h/mcp") is None
     assert os.listdir(tmp_path) == []
+
+
+async def test_expired_token_is_refreshed_not_signed_in_again(auth_server: LocalAS) -> None:
+    """offline_access was asked for (the server lists it), so a refresh token came; a token about to
+    expire is refreshed before the request, with the resource indicator, and nobody is asked again."""
+    auth_server.expires_in = 20  # inside the client's 30 s safety margin: every use needs a refresh
+    http, _ = await _protect(auth_server, required_scopes=["mcp:tools"])
+    browser = HeadlessBrowser()
+    try:
+        async with Client(http.url, auth=OAuth(store="memory", on_authorize=browser)) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+            assert "offline_access" in browser.opened[0]
+            auth_server.expires_in = 600
+            assert (await client.call_tool("add", {"a": 2, "b": 2}))["structuredContent"] == {"result": 4}
+        refreshes = [r for r in auth_server.requests if r["grant_type"] == "refresh_token"]
+        assert refreshes and refreshes[0]["resource"] == http.url
+        assert len(browser.opened) == 1
+    finally:
+        await http.stop()

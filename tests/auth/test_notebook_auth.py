@@ -152,3 +152,43 @@ def test_trace_notes_are_redacted() -> None:
     trace = Trace()
     trace.record("note", "[stderr] using Authorization: Bearer sekrit-token-123")
     assert "sekrit-token-123" not in json.dumps(trace.entries())
+
+
+def test_serve_auth_in_the_kernel(shell: Any, servers: Servers) -> None:
+    """``%mcp serve --auth ISSUER``: the notebook's server accepts tokens for itself only."""
+    api = shell.user_ns["mcp"]
+
+    @api.tool
+    def double(x: int) -> int:
+        """Double it."""
+        return 2 * x
+
+    handle = shell.run_line_magic("mcp", f"serve --auth {servers.auth.issuer}")
+    try:
+        assert handle.auth is not None and "Bearer" not in json.dumps(handle.shown_entry)
+        assert "clients sign in" in handle._text() and "auth=OAuth()" in handle.shown_python_snippet
+        init = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        ).encode()
+        for audience, status in (("http://127.0.0.1:1/mcp", 401), (handle.url, 200)):
+            request = urllib.request.Request(handle.url, data=init, method="POST")
+            request.add_header("Content-Type", "application/json")
+            request.add_header("Accept", "application/json, text/event-stream")
+            request.add_header("Authorization", f"Bearer {servers.auth.mint(audience)}")
+            try:
+                with urllib.request.urlopen(request, timeout=WAIT) as resp:
+                    got = resp.status
+            except urllib.error.HTTPError as exc:
+                got = exc.code
+            assert got == status
+    finally:
+        handle.stop()

@@ -9,12 +9,12 @@ async with Client("http://127.0.0.1:8000/mcp") as c:     # a URL: Streamable HTT
 ```
 Method names follow the official Python SDK.
 
-Eras (DESIGN decision 1): ``era="legacy"`` (the default for now) does the ``initialize`` handshake that
-every deployed server speaks; ``era="auto"`` probes with ``server/discover`` and speaks 2026-07-28
-statelessly to a modern server, falling back to the handshake on anything that is not a recognised modern
-answer; ``era="modern"`` only speaks 2026-07-28. "auto" becomes the default once the client also listens
-for 2026 change notifications (``subscriptions/listen``), which the notebook relies on. The decisions
-themselves live in :mod:`mcp_notebook.protocol.era`.
+Eras (DESIGN decision 1): ``era="auto"`` (the default) probes with ``server/discover`` and speaks
+2026-07-28 statelessly to a modern server, falling back to the ``initialize`` handshake on anything that is
+not a recognised modern answer; ``era="legacy"`` only does the handshake; ``era="modern"`` only speaks
+2026-07-28. A modern client listens (``subscriptions/listen``) for the change notifications a legacy
+session gets unasked, so both eras behave the same for the caller. The decisions live in
+:mod:`mcp_notebook.protocol.era`; the listen stream and the remembered eras in :mod:`.modern_client`.
 """
 
 from __future__ import annotations
@@ -31,10 +31,8 @@ from ..protocol import era as eras
 from ..protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
-    ConnectionClosedError,
     JSONRPCError,
     RemoteProtocolError,
-    RequestTimeoutError,
 )
 from ..protocol.modern import META_LOG_LEVEL
 from ..protocol.session import Role, Session, has_capability
@@ -49,6 +47,7 @@ from ..transports.memory import memory_pair
 from .client_inputs import _INPUT_METHODS, InputRequest
 from .client_tasks import TaskClientMixin, TaskStatusCallback
 from .connection import Connection, IncomingRequest, ProgressCallback
+from .modern_client import ACKNOWLEDGED, Subscriptions, probe, remember_era, remembered_era
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -91,12 +90,16 @@ class Client(TaskClientMixin):
         validate_output: bool = True,
         auth: OAuth | None = None,
         extensions: dict[str, Any] | None = None,
+        listen: bool = True,
     ) -> None:
         """``protocol_version``: a legacy version (``initialize`` asks for it; implies ``era="legacy"``
         unless ``era`` says otherwise) or a modern one (the version the probe prefers; implies "auto").
-        ``era``: "legacy" (default), "auto" or "modern". ``probe_timeout`` bounds the wait for the
+        ``era``: "auto" (default), "legacy" or "modern". ``probe_timeout`` bounds the wait for the
         ``server/discover`` answer; no answer in time counts as a legacy server. ``auth``: an
-        :class:`mcp_notebook.auth.OAuth` for servers that require MCP authorization (HTTP only)."""
+        :class:`mcp_notebook.auth.OAuth` for servers that require MCP authorization (HTTP only).
+        ``listen``: in 2026-07-28, keep a ``subscriptions/listen`` stream open for the list_changed
+        notifications the server declares (and watched resources); handlers for any notification:
+        ``client.subscriptions.on(method, fn)``."""
         self._target = target
         self.name = name or _default_name(target)
         self._headers, self._env, self._cwd = headers, env, cwd
@@ -113,7 +116,10 @@ class Client(TaskClientMixin):
         # the version initialize asks for, and the one the probe proposes
         self.protocol_version = protocol_version if protocol_version and not is_modern else LATEST_LEGACY
         self.modern_version = protocol_version if protocol_version and is_modern else MODERN_VERSIONS[-1]
-        self.era: eras.EraMode = era or ("auto" if is_modern else "legacy")
+        self.era: eras.EraMode = era or ("legacy" if protocol_version and not is_modern else "auto")
+        self.listen = listen
+        self.subscriptions = Subscriptions(self)
+        self.subscriptions.on_missed(self._forget_tools)
         self.probe_timeout = probe_timeout
         self._modern = False  # True once the server answered server/discover: 2026-07-28 requests
         self._log_level: str | None = None
@@ -212,7 +218,14 @@ class Client(TaskClientMixin):
             if self.era == "legacy":
                 await self._initialize(self.protocol_version)
                 return self
-            verdict = await self._probe(connection)
+            if self.era == "auto" and remembered_era(self._target) == "legacy":
+                with contextlib.suppress(JSONRPCError):  # known legacy: skip the probe; re-probe on failure
+                    await self._initialize(self.protocol_version)
+                    return self
+                remember_era(self._target, None)
+                await connection.aclose()
+                connection = await self._start()
+            verdict = await probe(self, connection)
             if isinstance(verdict, eras.UseModern):
                 found = verdict.server
                 self.session.adopt_modern(
@@ -220,6 +233,9 @@ class Client(TaskClientMixin):
                 )
                 self._modern = True
                 self.trace.record("note", f"the server speaks {found.version}: stateless requests")
+                remember_era(self._target, "modern")
+                if self.listen:
+                    await self.subscriptions.refresh()
                 return self
             if self.era == "modern":
                 raise RemoteProtocolError(f"the server does not speak 2026-07-28: {verdict.reason}")
@@ -228,6 +244,7 @@ class Client(TaskClientMixin):
                 await connection.aclose()  # the probe ended the connection: start over, legacy
                 await self._start()
             await self._initialize(verdict.version or self.protocol_version)
+            remember_era(self._target, "legacy")
         except BaseException:
             await self.aclose()
             raise
@@ -239,38 +256,8 @@ class Client(TaskClientMixin):
         check_result("initialize", params, result)
         await self.connection.notify("notifications/initialized")
 
-    async def _probe(self, connection: Connection) -> eras.UseModern | eras.UseLegacy:
-        """``server/discover`` at our preferred modern version, once more at a version the server names.
-
-        versioning#era-detection: anything but a DiscoverResult or a recognised modern error -- another
-        error code, a transport failure, no answer within ``probe_timeout`` -- is a legacy server.
-        """
-        version = self.modern_version
-        for _ in range(2):
-            params = eras.modern_params(None, version, self._modern_capabilities(), self._info)
-            try:
-                result = await connection.request(
-                    "server/discover", params, timeout=min(self.probe_timeout, self.timeout)
-                )
-            except JSONRPCError as exc:
-                verdict = eras.classify_discover_error(exc.code, exc.data, version)
-            except (RequestTimeoutError, ConnectionClosedError) as exc:
-                verdict = eras.UseLegacy(f"server/discover got no answer ({exc})")
-            else:
-                verdict = eras.classify_discover_result(result, version)
-            if not isinstance(verdict, eras.Retry):
-                return verdict
-            version = verdict.version
-        return eras.UseLegacy("the server rejected every modern version we proposed")
-
-    def _modern_capabilities(self) -> dict[str, Any]:
-        modern, self._modern = self._modern, True
-        try:
-            return self.capabilities()
-        finally:
-            self._modern = modern
-
     async def aclose(self) -> None:
+        await self.subscriptions.close()
         if self._connection is not None:
             await self._connection.aclose()
         if self._server_task is not None:
@@ -503,9 +490,14 @@ class Client(TaskClientMixin):
         return await self.request("resources/read", {"uri": uri})
 
     async def subscribe_resource(self, uri: str) -> None:
+        """Hear ``notifications/resources/updated`` for ``uri`` (modern: through the listen stream)."""
+        if self._modern:
+            return await self.subscriptions.watch("resourceSubscriptions", uri)
         await self.request("resources/subscribe", {"uri": uri})
 
     async def unsubscribe_resource(self, uri: str) -> None:
+        if self._modern:
+            return await self.subscriptions.unwatch("resourceSubscriptions", uri)
         await self.request("resources/unsubscribe", {"uri": uri})
 
     async def list_prompts(self) -> list[dict[str, Any]]:
@@ -535,7 +527,8 @@ class Client(TaskClientMixin):
         await self.request("logging/setLevel", {"level": level})
 
     async def send_ping(self) -> None:
-        await self.request("ping")
+        """A round trip: ``ping`` (legacy); 2026-07-28 has no ping, so ``server/discover`` stands in."""
+        await self.request("server/discover" if self._modern else "ping")
 
     async def send_roots_list_changed(self) -> None:
         if self._modern:
@@ -573,7 +566,13 @@ class Client(TaskClientMixin):
             raise TypeError(f"the {request.kind} handler must return a dict, not {type(result).__name__}")
         return result
 
+    def _forget_tools(self) -> None:
+        self._tools_stale = True
+
     async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        await self.subscriptions.dispatch(method, params)
+        if method == ACKNOWLEDGED:
+            return
         if method == "notifications/tools/list_changed":
             self._tools_stale = True
         elif method == "notifications/message" and self.logging_handler is not None:

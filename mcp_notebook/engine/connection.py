@@ -21,6 +21,7 @@ from ..protocol.errors import (
     ConnectionClosedError,
     JSONRPCError,
     LocalProtocolError,
+    RemoteProtocolError,
     RequestTimeoutError,
 )
 from ..protocol.jsonrpc import RequestId, valid_id
@@ -209,8 +210,11 @@ class Connection:
         progress_callback: ProgressCallback | None = None,
         max_timeout: float | None = None,
         related_id: RequestId | None = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result.
+
+        ``on_id(request_id)`` is called before the request goes out (a listen stream's notifications name it).
 
         ``timeout`` is reset by every progress notification when a ``progress_callback`` is given;
         ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). A timeout or a
@@ -229,6 +233,8 @@ class Connection:
             self._progress[token] = pending
         request_id, text = self.session.send_request(method, params)
         self._pending[request_id] = pending
+        if on_id is not None:
+            on_id(request_id)
         try:
             await self._send(text, related_id)
             return await self._wait(request_id, method, pending, timeout, max_timeout)
@@ -413,12 +419,22 @@ class Connection:
     def _cancel_incoming(self, request_id: Any) -> None:
         running = self._running.get(request_id) if valid_id(request_id) else None
         if running is None:
+            self._cancelled_by_peer(request_id)
             return  # unknown or finished: ignore (cancellation#behavior-requirements)
         task, incoming = running
         if incoming.method == "initialize":
             return
         incoming.cancel_event.set()
         task.cancel()
+
+    def _cancelled_by_peer(self, request_id: Any) -> None:
+        """2026-07-28: a server tearing down a stream of ours (``subscriptions/listen``) says so with
+        ``notifications/cancelled`` naming our request (basic/patterns/cancellation): that request ends."""
+        version = self.session.version
+        pending = self._pending.get(request_id) if valid_id(request_id) else None
+        if pending is None or version is None or version.era != "modern" or pending.future.done():
+            return
+        pending.future.set_exception(RemoteProtocolError(f"the server ended request {request_id!r}"))
 
     def _on_progress(self, params: dict[str, Any]) -> None:
         token = params.get("progressToken")

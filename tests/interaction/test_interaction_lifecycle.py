@@ -147,7 +147,7 @@ async def test_client_refuses_and_disconnects_when_the_server_picks_an_unsupport
 
     peer = asyncio.create_task(scripted_server())
     with pytest.raises(RemoteProtocolError, match="1999-01-01"):
-        await Client(client_side, timeout=WAIT).connect()
+        await Client(client_side, timeout=WAIT, era="legacy").connect()
     await asyncio.wait_for(peer, WAIT)
 
 
@@ -155,7 +155,7 @@ async def test_client_never_cancels_initialize_even_on_timeout() -> None:
     """basic/lifecycle#initialization: the client MUST NOT cancel initialize. A server that never answers
     makes connect() time out, without a notifications/cancelled on the wire."""
     client_side, server_side = memory_pair()
-    client = Client(client_side, timeout=0.1)
+    client = Client(client_side, timeout=0.1, era="legacy")
     with pytest.raises(RequestTimeoutError):
         await client.connect()
     sent = [json.loads(await asyncio.wait_for(server_side.receive(), WAIT))]

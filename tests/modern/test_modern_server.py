@@ -500,7 +500,7 @@ async def test_one_http_endpoint_serves_a_legacy_session_beside_modern_requests(
     http = StreamableHTTPServer(server)
     url = await http.start("127.0.0.1", 0)
     try:
-        async with Client(url) as legacy, aiohttp.ClientSession() as raw:
+        async with Client(url, era="legacy") as legacy, aiohttp.ClientSession() as raw:
             assert legacy.negotiated_version is not None and legacy.negotiated_version.name == "2025-11-25"
             peer = HTTPPeer(url, raw)
             assert (await call(peer, "server/discover")).result["supportedVersions"] == [V]

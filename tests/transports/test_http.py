@@ -537,7 +537,7 @@ async def test_client_starts_a_new_session_after_the_server_ended_its_own() -> N
     http = StreamableHTTPServer(server)
     url = await http.start()
     try:
-        async with Client(url) as client:
+        async with Client(url, era="legacy") as client:  # sessions are legacy-only
             assert (await client.call_tool("ping_me"))["content"][0]["text"] == "pong"
             first = client.connection.transport
             for session in list(http.sessions.values()):

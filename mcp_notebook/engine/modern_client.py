@@ -1,0 +1,328 @@
+"""The client's 2026-07-28 machinery that is not a single request: listening, and remembering eras.
+
+**Listening** (basic/patterns/subscriptions). A modern server sends change notifications only on a
+``subscriptions/listen`` stream the client opened, tagged with
+``_meta["io.modelcontextprotocol/subscriptionId"]`` (the listen request's JSON-RPC id); the stream's first
+message is ``notifications/subscriptions/acknowledged``
+with the subset of the filter the server honours. :class:`Subscriptions` keeps one such stream open per
+client with the filter the client currently wants -- the list_changed flags the server declares, the
+resources it was asked to watch, and any list another feature adds (the Tasks extension's ``taskIds``) --
+and re-opens it when the filter changes (new stream first, then the old one is closed, so nothing is lost
+in between) or when the stream drops (bounded, with backoff). Notifications reach handlers registered per
+method with :meth:`Subscriptions.on`; the same registry serves legacy sessions, where the same
+notifications arrive without a stream, so a feature registers its handler once for both eras.
+
+**Eras** (basic/versioning#era-detection): the era found for a server is remembered per stdio command and
+per HTTP origin for the life of the process, so a second connection to a known legacy server skips the
+``server/discover`` probe (and re-probes if the handshake then fails).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from ..protocol import era as eras
+from ..protocol.errors import ConnectionClosedError, JSONRPCError, MCPError, RequestTimeoutError
+from ..protocol.jsonrpc import RequestId
+from ..protocol.modern import LISTEN_FLAGS, META_SUBSCRIPTION_ID
+from ..protocol.session import has_capability
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .connection import Connection
+
+__all__ = [
+    "ACKNOWLEDGED",
+    "NotificationHandler",
+    "Subscription",
+    "Subscriptions",
+    "era_key",
+    "probe",
+    "remember_era",
+    "remembered_era",
+]
+
+log = logging.getLogger("mcp_notebook.engine.client")
+
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+NotificationHandler = Callable[[dict[str, Any]], Any]  # params -> anything (sync or async)
+_MAX_RELISTENS = 5  # consecutive stream failures (no ack in between) before the client stops re-listening
+_LIST_FIELDS = frozenset({"resourceSubscriptions", "taskIds"})  # filter fields that are lists of values
+
+
+# ---- eras, remembered -------------------------------------------------------------------------------------
+_ERAS: dict[tuple[str, ...], Literal["legacy", "modern"]] = {}
+
+
+def era_key(target: object) -> tuple[str, ...] | None:
+    """Where an era is remembered: an HTTP origin (scheme, host, port) plus path, or a stdio command line;
+    None for an in-memory server or a ready-made transport (probing those costs nothing worth saving)."""
+    if isinstance(target, str):
+        parts = urlsplit(target)
+        return ("http", parts.scheme, parts.netloc.lower(), parts.path or "/")
+    if isinstance(target, Sequence) and all(isinstance(p, str) for p in target):
+        return ("stdio", *target)
+    return None
+
+
+def remembered_era(target: object) -> Literal["legacy", "modern"] | None:
+    key = era_key(target)
+    return _ERAS.get(key) if key is not None else None
+
+
+def remember_era(target: object, era: Literal["legacy", "modern"] | None) -> None:
+    """Record (or with None, forget) what ``target`` speaks."""
+    key = era_key(target)
+    if key is None:
+        return
+    if era is None:
+        _ERAS.pop(key, None)
+    else:
+        _ERAS[key] = era
+
+
+# ---- listening --------------------------------------------------------------------------------------------
+async def _call(handler: NotificationHandler, params: dict[str, Any]) -> None:
+    result = handler(params)
+    if inspect.isawaitable(result):
+        await result
+
+
+class Subscription:
+    """One ``subscriptions/listen`` stream: the filter asked for, the one honoured, and its request id."""
+
+    def __init__(self, owner: Subscriptions, wanted: dict[str, Any]) -> None:
+        self._owner = owner
+        self.wanted = wanted
+        self.honoured: dict[str, Any] | None = None  # set by the acknowledgement
+        self.id: RequestId | None = None
+        self.acknowledged = asyncio.Event()
+        self.error: BaseException | None = None  # why the stream could not be opened
+        self.task: asyncio.Task[None] | None = None
+        self._closing = False
+
+    def __repr__(self) -> str:
+        return f"<Subscription {self.id} {self.honoured if self.honoured is not None else self.wanted}>"
+
+    def _on_id(self, request_id: RequestId) -> None:
+        self.id = request_id
+        self._owner._by_id[request_id] = self
+
+    async def run(self) -> None:
+        """Listen until closed; re-listen after a drop (reconnect, basic/patterns/subscriptions#ending)."""
+        client = self._owner.client
+        failures = 0
+        while not self._closing:
+            acked_before = self.acknowledged.is_set()
+            try:
+                await client.request(
+                    "subscriptions/listen", {"notifications": self.wanted}, timeout=None, on_id=self._on_id
+                )
+                reason = "the server ended the stream"
+            except ConnectionClosedError as exc:
+                self._fail(exc)
+                return
+            except (MCPError, OSError) as exc:  # JSON-RPC error, a broken stream, a local refusal
+                if not self.acknowledged.is_set():
+                    self._fail(exc)
+                    return  # never acknowledged: the server does not listen (or not to this filter)
+                reason = f"the stream broke: {exc}"
+            finally:
+                if self.id is not None:
+                    self._owner._by_id.pop(self.id, None)
+            if self._closing or client.connection.closed:
+                return
+            failures = 0 if self.acknowledged.is_set() and not acked_before else failures + 1
+            if failures >= _MAX_RELISTENS:
+                self._fail(ConnectionClosedError(f"subscriptions/listen: {reason}; gave up re-listening"))
+                return
+            client.trace.record("note", f"subscriptions/listen: {reason}; listening again")
+            self._owner.missed()  # notifications may have been lost while the stream was down
+            await asyncio.sleep(min(0.1 * 2**failures, 5.0))  # reconnect backoff, not a settle wait
+
+    def _fail(self, exc: BaseException) -> None:
+        self.error = exc
+        self.acknowledged.set()  # wake whoever waits for the ack: it reads ``error``
+
+    def _acknowledge(self, params: dict[str, Any]) -> None:
+        honoured = params.get("notifications")
+        self.honoured = dict(honoured) if isinstance(honoured, dict) else {}
+        self.error = None
+        self.acknowledged.set()
+
+    async def close(self) -> None:
+        """End the stream: the pending listen request is cancelled (HTTP: its stream is closed; stdio and
+        memory: ``notifications/cancelled`` with the listen id)."""
+        self._closing = True
+        task = self.task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), timeout=5)
+        if self.id is not None:
+            self._owner._by_id.pop(self.id, None)
+
+
+class Subscriptions:
+    """A client's notification handlers (both eras) and, in 2026-07-28, its listen stream."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self._handlers: dict[str, list[NotificationHandler]] = {}
+        self._extra: dict[str, list[Any]] = {}  # list filter fields -> values (resourceSubscriptions...)
+        self._by_id: dict[RequestId, Subscription] = {}
+        self.current: Subscription | None = None
+        self._lock = asyncio.Lock()
+        self._on_missed: list[Callable[[], None]] = []
+
+    # -- handlers ------------------------------------------------------------------------------------------
+    def on(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
+        """Call ``handler(params)`` for every ``method`` notification, in either era; returns a remover."""
+        self._handlers.setdefault(method, []).append(handler)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._handlers.get(method, []).remove(handler)
+
+        return remove
+
+    def on_missed(self, callback: Callable[[], None]) -> None:
+        """``callback()`` when notifications may have been lost (a listen stream dropped and came back)."""
+        self._on_missed.append(callback)
+
+    def missed(self) -> None:
+        for callback in list(self._on_missed):
+            callback()
+
+    async def dispatch(self, method: str, params: dict[str, Any]) -> None:
+        """A notification from the server: acknowledgements are ours; the rest goes to the handlers."""
+        if method == ACKNOWLEDGED:
+            meta = params.get("_meta")
+            sub_id = meta.get(META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+            sub = self._by_id.get(sub_id) if isinstance(sub_id, str | int) else None
+            if sub is not None:
+                sub._acknowledge(params)
+            return
+        for handler in list(self._handlers.get(method, ())):
+            try:
+                await _call(handler, params)
+            except Exception:  # one broken handler must not silence the others
+                log.exception("%s: a handler of %s failed", self.client.name, method)
+
+    # -- the listen stream (2026-07-28) --------------------------------------------------------------------
+    def wanted(self) -> dict[str, Any]:
+        """The filter to listen with: every list_changed the server declares, plus the watched values."""
+        caps = self.client.server_capabilities
+        wanted: dict[str, Any] = {
+            flag: True for flag, (_, path) in LISTEN_FLAGS.items() if has_capability(caps, path)
+        }
+        for name, values in self._extra.items():
+            if values:
+                wanted[name] = list(values)
+        return wanted
+
+    @property
+    def honoured(self) -> dict[str, Any]:
+        """What the open stream's acknowledgement said the server will send ({} when none is open)."""
+        current = self.current
+        if current is None or current.honoured is None or current.error is not None:
+            return {}
+        return current.honoured
+
+    def listening_for(self, flag: str) -> bool:
+        """True while an acknowledged stream carries ``flag`` (e.g. ``toolsListChanged``)."""
+        current = self.current
+        return (
+            bool(self.honoured.get(flag))
+            and current is not None
+            and current.task is not None
+            and not current.task.done()
+        )
+
+    async def watch(self, field: str, value: Any) -> None:
+        """Add ``value`` to a list filter field (``resourceSubscriptions``, ``taskIds``...) and re-listen."""
+        values = self._extra.setdefault(field, [])
+        if value not in values:
+            values.append(value)
+            await self.refresh()
+
+    async def unwatch(self, field: str, value: Any) -> None:
+        values = self._extra.get(field, [])
+        if value in values:
+            values.remove(value)
+            await self.refresh()
+
+    async def refresh(self) -> Subscription | None:
+        """Open a stream with the wanted filter (if it differs from the open one), then close the old one.
+
+        Waits for the acknowledgement (bounded by the client's timeout). Does nothing outside 2026-07-28.
+        """
+        if not self.client.is_modern:
+            return None
+        async with self._lock:
+            wanted = self.wanted()
+            old = self.current
+            if old is not None and old.wanted == wanted and old.task is not None and not old.task.done():
+                return old
+            if not wanted:
+                self.current = None
+                if old is not None:
+                    await old.close()
+                return None
+            sub = Subscription(self, wanted)
+            sub.task = asyncio.get_running_loop().create_task(
+                sub.run(), name=f"{self.client.name} subscriptions/listen"
+            )
+            try:
+                await asyncio.wait_for(sub.acknowledged.wait(), timeout=self.client.timeout)
+            except asyncio.TimeoutError:
+                sub.error = TimeoutError("no acknowledgement of subscriptions/listen in time")
+            if sub.error is not None:
+                await sub.close()
+                self.client.trace.record("note", f"subscriptions/listen failed: {sub.error}")
+                log.info("%s: subscriptions/listen failed: %s", self.client.name, sub.error)
+                return None
+            self.current = sub
+            if old is not None:
+                await old.close()
+            return sub
+
+    async def close(self) -> None:
+        current, self.current = self.current, None
+        if current is not None:
+            await current.close()
+
+
+# ---- the probe --------------------------------------------------------------------------------------------
+async def probe(client: Client, connection: Connection) -> eras.UseModern | eras.UseLegacy:
+    """``server/discover`` at the client's preferred modern version, once more at one the server names.
+
+    versioning#era-detection: anything but a DiscoverResult or a recognised modern error -- another error
+    code, a transport failure, no answer within ``probe_timeout`` -- is a legacy server.
+    """
+    version = client.modern_version
+    capabilities = client.capabilities()
+    if not client.is_modern:
+        capabilities = eras.client_capabilities(capabilities)
+    for _ in range(2):
+        params = eras.modern_params(None, version, capabilities, client._info)
+        try:
+            result = await connection.request(
+                "server/discover", params, timeout=min(client.probe_timeout, client.timeout)
+            )
+        except JSONRPCError as exc:
+            verdict = eras.classify_discover_error(exc.code, exc.data, version)
+        except (RequestTimeoutError, ConnectionClosedError) as exc:
+            verdict = eras.UseLegacy(f"server/discover got no answer ({exc})")
+        else:
+            verdict = eras.classify_discover_result(result, version)
+        if not isinstance(verdict, eras.Retry):
+            return verdict
+        version = verdict.version
+    return eras.UseLegacy("the server rejected every modern version we proposed")

@@ -117,6 +117,7 @@ class StreamableHTTPServer:
         self.keepalive = keepalive
         self.shutdown_timeout = shutdown_timeout
         self.sessions = Sessions(self.limits)
+        self._modern: set[_Session] = set()  # engines of 2026-07-28 requests in flight (listen streams too)
         self._runner: web.AppRunner | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._url: str | None = None
@@ -177,7 +178,7 @@ class StreamableHTTPServer:
             return
         if self._sweeper is not None:
             self._sweeper.cancel()
-        sessions = list(self.sessions.values())
+        sessions = [*self.sessions.values(), *self._modern]
         for session in sessions:
             session.terminate(reason, answer_pending=True)
         tasks = [s.task for s in sessions if s.task is not None and not s.task.done()]
@@ -198,6 +199,7 @@ class StreamableHTTPServer:
 
     def _forget(self, session: _Session) -> None:
         self.sessions.pop(session.id, None)
+        self._modern.discard(session)
 
     async def _run_session(self, session: _Session) -> None:
         peer = Peer("http", session.id if session.id in self.sessions else None, session.credential)
@@ -373,6 +375,7 @@ class StreamableHTTPServer:
             self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
         )
         stream = session.open_request(message, json_mode=self.json_response)
+        self._modern.add(session)  # so that stop() answers it like a legacy session's requests
         session.inbox.put_nowait(text)
         try:
             if not await _first_activity(request, stream):

@@ -17,6 +17,7 @@ from mcp_notebook import Server
 from mcp_notebook.notebook.apps import APP_MIME, EXTENSION, app_only, ui_meta, visibility
 from mcp_notebook.notebook.apps.host import AppView, open_app
 from mcp_notebook.notebook.apps.sandbox import allow_attribute, csp_policy, prepare_document
+from mcp_notebook.protocol.modern import META_CLIENT_CAPABILITIES
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT
 
@@ -113,12 +114,15 @@ def test_client_declares_the_extension(shell_factory: Any) -> None:
         config.MCPNotebook.apps = enabled
         mcp = shell_factory(config).user_ns["mcp"]
         mcp.servers()  # connects "local"
-        init = next(
+        # legacy: in initialize; 2026-07-28 (the default client's era here): in every request's _meta
+        first = next(
             e["message"]
             for e in mcp._client("local").trace.entries()
-            if e["message"].get("method") == "initialize"
+            if e["message"].get("method") in ("initialize", "server/discover")
         )
-        declared = init["params"]["capabilities"].get("extensions", {})
+        params = first["params"]
+        capabilities = params.get("capabilities") or params["_meta"][META_CLIENT_CAPABILITIES]
+        declared = capabilities.get("extensions", {})
         assert (declared == {EXTENSION: {"mimeTypes": [APP_MIME]}}) is enabled
 
 

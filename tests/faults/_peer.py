@@ -2,6 +2,7 @@
 
 http          our Server over Streamable HTTP on 127.0.0.1; prints its URL as the first line on stdout
 stdio LIMIT   our Server over stdio, reading lines of at most LIMIT bytes
+fuzz-http, fuzz-stdio   the same with only the harmless tools (for the fuzz suite: nothing slow, nothing big)
 garbage       our Server over stdio that prints non-JSON on stdout before serving and inside a tool
 hang          reads stdin, answers nothing, ignores SIGTERM
 id-last LIMIT answers initialize, then every tools/call with a result of LIMIT bytes whose id comes last
@@ -18,13 +19,26 @@ import sys
 from mcp_notebook import Context, Server
 
 
-def make_server() -> Server:
+def make_server(*, harmless: bool = False) -> Server:
     server = Server("faults")
 
     @server.tool
     def echo(text: str) -> str:
         """Return the text."""
         return text
+
+    @server.resource("faults://readme")
+    def readme() -> str:
+        """A resource to read."""
+        return "read me"
+
+    @server.prompt
+    def greet(name: str) -> str:
+        """A prompt."""
+        return f"Hello {name}"
+
+    if harmless:
+        return server
 
     @server.tool
     def big(size: int) -> str:
@@ -54,20 +68,20 @@ def make_server() -> Server:
     return server
 
 
-async def serve_http() -> None:
+async def serve_http(*, harmless: bool = False) -> None:
     from mcp_notebook.transports.http_server import StreamableHTTPServer
 
-    http = StreamableHTTPServer(make_server())
+    http = StreamableHTTPServer(make_server(harmless=harmless))
     url = await http.start("127.0.0.1", 0)
     print(url, flush=True)
     await asyncio.Event().wait()
 
 
-async def serve_stdio(limit: int) -> None:
+async def serve_stdio(limit: int, *, harmless: bool = False) -> None:
     from mcp_notebook.transports.stdio import StdioServerTransport, redirect_stdout_to_stderr
 
     with redirect_stdout_to_stderr():
-        await make_server().serve(StdioServerTransport(max_line_bytes=limit))
+        await make_server(harmless=harmless).serve(StdioServerTransport(max_line_bytes=limit))
 
 
 def hang() -> None:
@@ -105,6 +119,10 @@ def main() -> None:
         asyncio.run(serve_http())
     elif mode == "stdio":
         asyncio.run(serve_stdio(int(sys.argv[2])))
+    elif mode == "fuzz-http":
+        asyncio.run(serve_http(harmless=True))
+    elif mode == "fuzz-stdio":
+        asyncio.run(serve_stdio(1 << 20, harmless=True))
     elif mode == "garbage":
         sys.stdout.write("Server ready\n{not json at all\n")
         sys.stdout.flush()

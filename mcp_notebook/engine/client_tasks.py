@@ -36,7 +36,6 @@ from .client_inputs import _INPUT_METHODS, InputRequest
 from .task_store import InMemoryTaskStore
 
 if TYPE_CHECKING:
-    from .client import Client
     from .connection import IncomingRequest
     from .trace import Trace
 
@@ -91,6 +90,8 @@ class TaskClientMixin:
         ) -> dict[str, Any]: ...
 
         async def _answer_modern(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+        async def answer_input(self, request: InputRequest) -> dict[str, Any]: ...
 
     # ---- what we declare ---------------------------------------------------------------------------------
     def _task_capabilities(self) -> dict[str, Any]:
@@ -264,7 +265,7 @@ class TaskClientMixin:
             return None  # not declared for this kind: process it normally, ignoring params.task
         wire.read_task_request(request.params)
         params = {k: v for k, v in request.params.items() if k != "task"}
-        return table.start(request.method, params, requested.get("ttl"), self)  # type: ignore[arg-type]
+        return table.start(request.method, params, requested.get("ttl"), self)
 
 
 class _ReceivedTasks:
@@ -276,7 +277,7 @@ class _ReceivedTasks:
         self._done: dict[str, asyncio.Event] = {}
         self._jobs: dict[str, asyncio.Task[None]] = {}
 
-    def start(self, method: str, params: dict[str, Any], ttl: Any, client: Client) -> dict[str, Any]:
+    def start(self, method: str, params: dict[str, Any], ttl: Any, client: TaskClientMixin) -> dict[str, Any]:
 
         record = TaskRecord(
             wire.new_task_id(),

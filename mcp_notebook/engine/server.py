@@ -19,7 +19,7 @@ import contextlib
 import inspect
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
 from ..protocol import tasks as task_wire
@@ -30,7 +30,7 @@ from ..tools.resources import ResourceDef, TemplateDef
 from ..tools.tool import Tool, make_tool
 from ..transports.base import Peer, Transport
 from .approval import Approver
-from .server_session import ServerSession
+from .server_session import ElicitationFallback, PrincipalOf, RunAsync, RunSync, ServerSession
 from .tasks import TaskManager
 
 __all__ = ["Server"]
@@ -38,11 +38,7 @@ __all__ = ["Server"]
 log = logging.getLogger("mcp_notebook.engine.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
-RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
-ElicitationFallback = Callable[[dict[str, Any], dict[str, Any]], Awaitable[dict[str, Any]]]
 Listener = Callable[[str, dict[str, Any]], Any]
-PrincipalOf = Callable[[ServerSession, Any], "str | None"]
 
 try:
     from importlib.metadata import version as _dist_version

@@ -12,8 +12,8 @@ import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Literal, Protocol
 
 from ..protocol import modern
 from ..protocol.errors import (
@@ -26,16 +26,59 @@ from ..protocol.errors import (
 from ..protocol.jsonrpc import RequestId
 from ..protocol.session import Role, Session, State, has_capability
 from ..tools.context import Context
-from ..tools.prompts import PromptArgumentError
-from ..tools.registry import paginate
+from ..tools.prompts import PromptArgumentError, PromptDef
+from ..tools.registry import ToolRegistry
+from ..tools.resources import ResourceDef, TemplateDef
 from ..transports.base import Peer, Transport
 from . import tasks as task_engine
-from .approval import IncomingCall, check, denied_result
+from .approval import Approver, IncomingCall, check, denied_result
 from .connection import Connection, IncomingRequest
+from .paging import page_of
 from .trace import Trace
 
-if TYPE_CHECKING:
-    from .server import Server
+RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
+RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
+ElicitationFallback = Callable[[dict[str, Any], dict[str, Any]], Awaitable[dict[str, Any]]]
+PrincipalOf = Callable[["ServerSession", Any], "str | None"]  # (session, request) -> who, for task ownership
+
+
+class Server(Protocol):
+    """What a session needs from its :class:`~mcp_notebook.engine.server.Server`, declared here so that the
+    import runs one way (server -> server_session). Add a member here when a handler needs a new one."""
+
+    info: dict[str, Any]
+    instructions: str | None
+    page_size: int
+    trace_size: int
+    cache_ttl_ms: int
+    cache_scope: Literal["public", "private"]
+    run_sync: RunSync
+    run_async: RunAsync | None
+    elicitation_fallback: ElicitationFallback | None
+    approve: Approver | None
+    state_sealer: modern.StateSealer
+    tools: ToolRegistry
+    _resources: dict[str, ResourceDef]
+    _templates: dict[str, TemplateDef]
+    _prompts: dict[str, PromptDef]
+
+    tasks: task_engine.TaskManager
+    tasks_enabled: bool
+    principal_of: PrincipalOf | None
+
+    @property
+    def sessions(self) -> set[ServerSession]: ...
+
+    def capabilities(self) -> dict[str, Any]: ...
+
+    def modern_capabilities(self) -> dict[str, Any]: ...
+
+    def _emit(self, event: str, data: dict[str, Any]) -> None: ...
+
+    async def _complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], arguments: dict[str, Any]
+    ) -> dict[str, Any]: ...
+
 
 __all__ = ["LOG_LEVELS", "ServerSession"]
 
@@ -275,13 +318,7 @@ def _str_param(params: dict[str, Any], key: str) -> str:
 def _page(
     items: list[dict[str, Any]], key: str, params: dict[str, Any], server: Server
 ) -> tuple[list[Any], str | None]:
-    cursor = params.get("cursor")
-    if cursor is not None and not isinstance(cursor, str):
-        raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'cursor' must be a string")
-    try:
-        return paginate(items, lambda item: str(item[key]), cursor, server.page_size)
-    except ValueError as exc:
-        raise JSONRPCError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from exc
+    return page_of(items, key, params, server.page_size)
 
 
 def _listing(

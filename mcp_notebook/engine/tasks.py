@@ -18,27 +18,60 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol import modern
 from ..protocol import tasks as wire
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
 from ..protocol.tasks import TaskRecord
 from ..tools.context import Context
+from .paging import page_of
 from .task_store import InMemoryTaskStore, TaskStore
 
 if TYPE_CHECKING:
+    from ..protocol.jsonrpc import RequestId
     from ..tools.tool import Tool
     from .connection import IncomingRequest
-    from .server_session import ServerSession
 
 __all__ = ["TASK_HANDLERS", "TaskManager", "runs_as_task"]
 
 log = logging.getLogger("mcp_notebook.engine.tasks")
 
 TaskHandler = Callable[["ServerSession", "IncomingRequest"], Awaitable[dict[str, Any]]]
+
+
+# What tasks need from the server and its sessions (engine/server.py, engine/server_session.py), declared
+# here so that the import runs one way (server_session -> tasks; tests/test_layers.py).
+class _TaskServer(Protocol):
+    tasks: TaskManager
+    tasks_enabled: bool
+    page_size: int
+    run_sync: Callable[[Callable[[], Any]], Awaitable[Any]]
+    run_async: Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]] | None
+
+    @property
+    def sessions(self) -> Collection[ServerSession]: ...
+
+    def _emit(self, event: str, data: dict[str, Any]) -> None: ...
+
+
+class ServerSession(Protocol):
+    @property
+    def server(self) -> _TaskServer: ...
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None: ...
+
+    @property
+    def listens(self) -> dict[RequestId, dict[str, Any]]: ...
+
+    def principal(self, request: IncomingRequest) -> str | None: ...
+
+    def notify_soon(self, method: str, params: dict[str, Any] | None = None) -> None: ...
+
+    def _spawn_notify(self, method: str, params: dict[str, Any], related_id: RequestId) -> None: ...
 
 
 @dataclass
@@ -561,14 +594,12 @@ async def _result(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
 
 
 async def _list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
-    from .server_session import _page
-
     manager = s.server.tasks
     manager.store.purge_expired()
     owner = s.principal(r)
     records = [rec for rec in manager.store.list(owner) if not rec.expired()]
     items = [wire.legacy_task(rec) for rec in records]
-    page, next_cursor = _page(items, "taskId", r.params, s.server)
+    page, next_cursor = page_of(items, "taskId", r.params, s.server.page_size)
     result: dict[str, Any] = {"tasks": page}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor

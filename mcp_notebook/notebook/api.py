@@ -364,6 +364,7 @@ class NotebookMCP:
             trace=client.trace,
             max_text=self.config.max_text,
             max_image_bytes=self.config.max_image_bytes,
+            view=_call_view,
         )
         if not handle.done():
             with self._lock:
@@ -693,3 +694,9 @@ def _jsonish(value: Any) -> str:
     import json
 
     return json.dumps(value)
+
+
+def _call_view(handle: CallHandle, parts: dict[str, Any]) -> Any:
+    from .widgets import call_view  # ipywidgets only once a call is shown live
+
+    return call_view(handle, parts)

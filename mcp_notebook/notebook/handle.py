@@ -24,7 +24,7 @@ from collections.abc import Callable, Container, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..auth.redact import redact
-from .kernel_thread import parked
+from .kernel_thread import parked, register_parking
 from .policy import AuditEntry, Decision
 from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT, result_bundle
 from .render_base import esc, json_pre, json_text, label_html, note_html, pre_html, wrap
@@ -56,6 +56,7 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
 }
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 Runner = Callable[["ProgressCallback"], Coroutine[Any, Any, dict[str, Any]]]
+CallView = Callable[["CallHandle", dict[str, Any]], Any]  # (handle, its widget parts) -> the live widget
 
 
 class CallCancelled(Exception):
@@ -103,8 +104,10 @@ class CallHandle:
         trace: Trace | None = None,
         max_text: int = DEFAULT_MAX_TEXT,
         max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+        view: CallView | None = None,
     ) -> None:
         self.server, self.tool, self.arguments = server, tool, arguments
+        self._view = view
         self.tool_def = tool_def
         self.decision = decision
         self.entry = entry
@@ -459,27 +462,15 @@ class CallHandle:
         """The static bundle, plus the widget view while something is interactive."""
         with self._display_lock:
             bundle: dict[str, Any] = self.static_bundle()
-            if self.interactive and not self.done():
-                bundle[WIDGET_MIME] = self._box()._repr_mimebundle_()[WIDGET_MIME]
+            box = self._box() if self.interactive and not self.done() else None
+            if box is not None:
+                bundle[WIDGET_MIME] = box._repr_mimebundle_()[WIDGET_MIME]
             return bundle
 
     def _box(self) -> Any:
-        from . import widgets
-
-        children: list[Any] = []
-        if self._state == "awaiting-approval":
-            if "approval" not in self._widgets:
-                self._widgets["approval"] = widgets.ApprovalCard(self)
-            children.append(self._widgets["approval"].widget)
-        elif self._state == "running":
-            if "progress" not in self._widgets:
-                self._widgets["progress"] = widgets.ProgressView(self)
-            children.append(self._widgets["progress"].widget)
-        children.extend(self._extra())
-        if "box" not in self._widgets:
-            self._widgets["box"] = widgets.new_box()
-        self._widgets["box"].children = tuple(children)
-        return self._widgets["box"]
+        """The live widget (approval card or progress, then attached widgets), built by the ``view``
+        the handle's maker gave (``widgets.call_view``); it keeps its parts in ``_widgets``."""
+        return self._view(self, self._widgets) if self._view is not None else None
 
     def _close_widgets(self) -> None:
         for key in ("approval", "progress"):
@@ -582,3 +573,8 @@ class CallHandle:
 def _denied(label: str, by: str) -> dict[str, Any]:
     text = f"The call to {label} was denied ({by}); it was not sent to the server."
     return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+# A main thread blocked in these waits is parked: a notebook tool called meanwhile runs on a stand-in thread.
+register_parking(CallHandle.wait)
+register_parking(CallHandle._settle)

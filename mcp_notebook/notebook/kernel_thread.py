@@ -36,7 +36,7 @@ from functools import partial
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
-from ..engine.runtime import set_blocking_hook
+from ..engine.runtime import Runtime, set_blocking_hook
 
 if TYPE_CHECKING:
     from ..engine.server import Server
@@ -126,11 +126,9 @@ def _load_parking() -> None:
     if _parking_loaded:
         return
     _parking_loaded = True
-    from ..engine.runtime import Runtime
-    from .handle import CallHandle
+    # CallHandle registers its own waits (handle.py)
 
-    for fn in (Runtime.run, CallHandle.wait, CallHandle._settle):
-        register_parking(fn)
+    register_parking(Runtime.run)
 
 
 def _is_waiting(frame: FrameType) -> bool:

@@ -46,6 +46,25 @@ def new_box() -> Any:
     return w.VBox()
 
 
+def call_view(handle: CallHandle, parts: dict[str, Any]) -> Any:
+    """A call's live widget: its approval card or its progress, then the widgets attached to it (an
+    elicitation...). ``parts`` is the handle's own cache of them, so each is built once."""
+    children: list[Any] = []
+    if handle.state == "awaiting-approval":
+        if "approval" not in parts:
+            parts["approval"] = ApprovalCard(handle)
+        children.append(parts["approval"].widget)
+    elif handle.state == "running":
+        if "progress" not in parts:
+            parts["progress"] = ProgressView(handle)
+        children.append(parts["progress"].widget)
+    children.extend(parts.setdefault("extra", []))
+    if "box" not in parts:
+        parts["box"] = new_box()
+    parts["box"].children = tuple(children)
+    return parts["box"]
+
+
 def guarded(output: Any, fn: Callable[[], Any]) -> Callable[[Any], None]:
     """A click handler that runs ``fn`` and shows its traceback in ``output`` if it raises."""
 

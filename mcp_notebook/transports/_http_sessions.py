@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, serialize
@@ -20,9 +20,6 @@ from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Res
 from .base import TransportClosed
 from .http_limits import HTTPLimits
 from .sse import encode_event
-
-if TYPE_CHECKING:
-    from .http_server import StreamableHTTPServer
 
 __all__ = ["HTTPSessionTransport", "Sessions"]
 
@@ -106,10 +103,19 @@ class _Session:
     """One client's MCP session: the engine's transport, its inbox and its streams."""
 
     def __init__(
-        self, owner: StreamableHTTPServer, session_id: str, credential: str | None = None, client: str = ""
+        self,
+        session_id: str,
+        *,
+        replay_events: int,
+        retained_streams: int,
+        on_end: Callable[[_Session], None] = lambda session: None,
+        credential: str | None = None,
+        client: str = "",
     ) -> None:
-        self.owner = owner
         self.id = session_id
+        self.replay_events = replay_events  # events kept per stream for a resume
+        self.retained_streams = retained_streams  # finished streams kept for a resume
+        self._on_end = on_end
         self.credential = credential  # the name of the token that opened it: only it may use the session
         self.client = client  # who opened it, for the per-client session cap
         self.last_seen = asyncio.get_running_loop().time()
@@ -125,7 +131,7 @@ class _Session:
 
     def _new_stream(self, request: Request | None, *, json_mode: bool) -> _Stream:
         self._counter += 1
-        stream = _Stream(f"s{self._counter}", request, json_mode=json_mode, buffer=self.owner.replay_events)
+        stream = _Stream(f"s{self._counter}", request, json_mode=json_mode, buffer=self.replay_events)
         self.streams[stream.id] = stream
         self._evict()
         return stream
@@ -134,7 +140,7 @@ class _Session:
         finished = [
             s for s in self.streams.values() if s.finished and s.writer is None and s is not self.standalone
         ]
-        for stream in finished[: max(0, len(finished) - self.owner.retained_streams)]:
+        for stream in finished[: max(0, len(finished) - self.retained_streams)]:
             del self.streams[stream.id]
 
     def open_request(self, request: Request, *, json_mode: bool) -> _Stream:
@@ -239,7 +245,7 @@ class _Session:
             stream.finish()
         self.active.clear()
         self.standalone.finish()
-        self.owner._forget(self)
+        self._on_end(self)
 
 
 class Sessions(dict[str, _Session]):

@@ -197,6 +197,16 @@ class StreamableHTTPServer:
             await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
             self.sessions.expire(asyncio.get_running_loop().time())
 
+    def _session(self, session_id: str, credential: str | None, client: str = "") -> _Session:
+        return _Session(
+            session_id,
+            replay_events=self.replay_events,
+            retained_streams=self.retained_streams,
+            on_end=self._forget,
+            credential=credential,
+            client=client,
+        )
+
     def _forget(self, session: _Session) -> None:
         self.sessions.pop(session.id, None)
         self._modern.discard(session)
@@ -370,7 +380,7 @@ class StreamableHTTPServer:
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return _answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
-        session = _Session(self, secrets.token_urlsafe(16), self.guard.credential(request))
+        session = self._session(secrets.token_urlsafe(16), self.guard.credential(request))
         session.task = asyncio.get_running_loop().create_task(
             self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
         )
@@ -398,7 +408,7 @@ class StreamableHTTPServer:
                 raise error
 
     def _new_session(self, credential: str | None, client: str) -> _Session:
-        session = _Session(self, secrets.token_urlsafe(32), credential, client)
+        session = self._session(secrets.token_urlsafe(32), credential, client)
         self.sessions[session.id] = session
         session.task = asyncio.get_running_loop().create_task(
             self._run_session(session), name=f"MCP HTTP session {session.id[:8]}"

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anywidget
 import ipywidgets as w
@@ -33,8 +33,38 @@ from . import APP_MIME, app_only, ui_meta
 from .sandbox import SANDBOX, allow_attribute, prepare_document
 
 if TYPE_CHECKING:
-    from ..api import NotebookMCP
-    from ..handle import CallHandle
+    from ...engine.runtime import Runtime
+    from ...engine.sync import SyncClient
+    from ..handle import CallHandle, Surface
+    from ..policy import AuditLog
+
+
+class NotebookMCP(Protocol):
+    """What an app view needs from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here so
+    that the import runs one way (api -> apps.host)."""
+
+    audit: AuditLog
+    _surface: Surface
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    def _client(self, name: str) -> SyncClient: ...
+
+    def _list_tools(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
+
+    def _tool_def(self, server: str, tool: str, tools: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
+
+    def prepare(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        /,
+        *,
+        call_timeout: float | None = None,
+        **kwargs: Any,
+    ) -> CallHandle: ...
+
 
 __all__ = ["AppView", "open_app"]
 

@@ -29,7 +29,8 @@ from .authorizing import Authorizations
 from .config import MCPNotebook
 from .connections import Connections, NotebookError
 from .handle import CallHandle, Surface
-from .policy import LOCAL, AuditEntry, AuditLog, History, Policy, check_verdict
+from .policy import LOCAL, AuditEntry, AuditLog, Policy, check_verdict
+from .render_history import History
 from .views import BundleView, TableView, ToolsView, TraceView
 
 if TYPE_CHECKING:

@@ -16,14 +16,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools._validation import SchemaCheck
 from .render_base import esc, one_line, wrap
 from .views import filter_bundle
 
 if TYPE_CHECKING:
-    from .api import NotebookMCP
+    from .handle import CallHandle
+
+
+class NotebookMCP(Protocol):
+    """What a check needs from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here so that
+    the import runs one way (api -> check; tests/test_layers.py)."""
+
+    def tool_def(self, name: str) -> dict[str, Any]: ...
+
+    def prepare(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        /,
+        *,
+        call_timeout: float | None = None,
+        **kwargs: Any,
+    ) -> CallHandle: ...
+
 
 __all__ = ["CheckReport", "Point", "check"]
 

@@ -25,7 +25,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,7 +42,6 @@ __all__ = [
     "AuditEntry",
     "AuditLog",
     "Decision",
-    "History",
     "IncomingPolicy",
     "Policy",
     "PolicyApprover",
@@ -449,33 +448,3 @@ class AuditLog:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-
-
-class History:
-    """A snapshot of the audit log as a table; ``h[i].magic`` / ``h[i].python`` give an entry as code."""
-
-    def __init__(self, entries: list[AuditEntry]) -> None:
-        self.entries = entries
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def __getitem__(self, index: int) -> AuditEntry:
-        return self.entries[index]
-
-    def __iter__(self) -> Iterator[AuditEntry]:
-        return iter(self.entries)
-
-    def rows(self) -> list[dict[str, Any]]:
-        return [entry.row() for entry in self.entries]
-
-    def _repr_mimebundle_(
-        self, include: Container[str] | None = None, exclude: Container[str] | None = None
-    ) -> dict[str, str]:
-        from .render_history import history_bundle
-
-        title = "MCP calls (open a row to copy it as %mcp or Python, and to see its response)"
-        return history_bundle(self.entries, title)
-
-    def __repr__(self) -> str:
-        return f"<History {len(self.entries)} calls>"

@@ -9,7 +9,7 @@ summarised in its row and expandable to its JSON (bounded), as in the MCP Inspec
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .render_base import code_block, esc, json_text, one_line, wrap
@@ -17,7 +17,7 @@ from .render_base import code_block, esc, json_text, one_line, wrap
 if TYPE_CHECKING:
     from .policy import AuditEntry
 
-__all__ = ["history_bundle", "request_summary", "response_summary"]
+__all__ = ["History", "history_bundle", "request_summary", "response_summary"]
 
 _MAX_RESPONSE = 5_000  # characters of a response's JSON kept in the history
 
@@ -115,3 +115,31 @@ def history_bundle(entries: Sequence[AuditEntry], title: str) -> dict[str, str]:
         "text/html": wrap(f'<div class="mcpnb-title">{esc(title)}</div>{table}'),
         "text/plain": "\n".join([title, *(text for _html, text in rows)]),
     }
+
+
+class History:
+    """A snapshot of the audit log as a table; ``h[i].magic`` / ``h[i].python`` give an entry as code."""
+
+    def __init__(self, entries: list[AuditEntry]) -> None:
+        self.entries = entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index: int) -> AuditEntry:
+        return self.entries[index]
+
+    def __iter__(self) -> Iterator[AuditEntry]:
+        return iter(self.entries)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [entry.row() for entry in self.entries]
+
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> dict[str, str]:
+        title = "MCP calls (open a row to copy it as %mcp or Python, and to see its response)"
+        return history_bundle(self.entries, title)
+
+    def __repr__(self) -> str:
+        return f"<History {len(self.entries)} calls>"

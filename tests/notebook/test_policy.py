@@ -20,7 +20,8 @@ from mcp_notebook.notebook.callargs import (
     split_json,
 )
 from mcp_notebook.notebook.config import MCPNotebook, detect_headless
-from mcp_notebook.notebook.policy import AuditEntry, AuditLog, History, Policy, may_be_destructive
+from mcp_notebook.notebook.policy import AuditEntry, AuditLog, Policy, may_be_destructive
+from mcp_notebook.notebook.render_history import History
 
 PLAIN: dict[str, Any] = {"name": "echo", "inputSchema": {"type": "object"}}
 READ_ONLY: dict[str, Any] = {**PLAIN, "annotations": {"readOnlyHint": True}}

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from . import cli_scale
 from .auth.options import add_auth_arguments, protected_resource
 from .engine.server import Server
 from .errors import TargetError
@@ -233,6 +234,7 @@ async def serve_http(
     sse_retry_ms: int | None = None,
     limits: HTTPLimits | None = None,
     auth: ProtectedResource | None = None,
+    reuse_port: bool = False,
 ) -> None:
     """Serve over Streamable HTTP until SIGINT or SIGTERM, then stop cleanly (open sessions are ended).
 
@@ -249,7 +251,7 @@ async def serve_http(
         sse_retry_ms=sse_retry_ms or DEFAULT_SSE_RETRY_MS,
         middlewares=[auth.middleware] if auth is not None else [],
     )
-    url = await http.start(host, port)
+    url = await http.start(host, port, reuse_port=reuse_port)
     if auth is not None and not auth.resource:
         auth.bind(url)
     print(f"{PROG}: serving {server.name!r} at {url}", file=sys.stderr, flush=True)
@@ -305,6 +307,11 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: --rule: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
+        cli_scale.configure(server, args)  # --task-store, --state-key
+    except (ValueError, OSError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
         if stdio:
             server.run_stdio()
         else:
@@ -315,8 +322,18 @@ def _serve(args: argparse.Namespace) -> int:
             retry = args.sse_retry if args.sse_polling else None
             limits = HTTPLimits(**dict(args.limit))
             auth = protected_resource(args)
+            reuse = os.environ.get(cli_scale.REUSE_PORT_ENV) == "1"  # one of --workers N
             asyncio.run(
-                serve_http(server, host, port, token=token, sse_retry_ms=retry, limits=limits, auth=auth)
+                serve_http(
+                    server,
+                    host,
+                    port,
+                    token=token,
+                    sse_retry_ms=retry,
+                    limits=limits,
+                    auth=auth,
+                    reuse_port=reuse,
+                )
             )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -389,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     add_auth_arguments(serve)
+    cli_scale.add_scale_arguments(serve)
     serve.set_defaults(run=_serve)
     return parser
 
@@ -402,5 +420,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         and (args.token or args.sse_polling or args.limit or args.auth)
     ):
         parser.error("--token, --sse-polling, --limit and --auth apply to --http only")
+    if args.command == "serve" and args.workers > 1:
+        problem = cli_scale.check_workers(args)
+        if problem:
+            parser.error(problem)
+        return cli_scale.run_workers(sys.argv[1:] if argv is None else argv, args)
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)

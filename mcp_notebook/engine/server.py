@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from ..protocol import tasks as task_wire
 from ..protocol.modern import StateSealer
+from ..protocol.modern import state_key as _state_key
 from ..tools.prompts import PromptDef, make_prompt
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
@@ -68,6 +69,7 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
         approve: Approver | None = None,
+        state_key: str | bytes | None = None,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         extra = {"title": title, "description": description, "websiteUrl": website_url, "icons": icons}
@@ -90,8 +92,9 @@ class Server:
         # re-run, so results are stale at once by default; the lists never vary by caller, hence "public".
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
-        # Seals MRTR requestState; a fresh key per process, so a restarted server asks again.
-        self.state_sealer = StateSealer(secrets.token_bytes(32))
+        # Seals MRTR requestState. A fresh key per process unless ``state_key`` is given: workers behind one
+        # load balancer share it, and a restart with it keeps live states valid (DESIGN decision 18).
+        self.state_sealer = StateSealer(_state_key(state_key) if state_key else secrets.token_bytes(32))
         # Tasks (both eras): in memory unless a store is set (``server.tasks.store = SQLiteTaskStore(...)``).
         self.tasks = TaskManager()
         self.tasks_enabled = True

@@ -337,7 +337,8 @@ def _input_round(s: ServerSession, r: IncomingRequest) -> modern.InputRound | No
         return None
     responses = modern.read_input_responses(r.params)
     if "requestState" in r.params:
-        earlier = s.server.state_sealer.open(r.params["requestState"], r.method, r.params)
+        sealer = s.server.state_sealer
+        earlier = sealer.open(r.params["requestState"], r.method, r.params, principal=s.principal(r))
         responses = {**earlier, **responses}
     return modern.InputRound(r.modern, responses)
 
@@ -348,7 +349,7 @@ def _input_required(
     """End this round: earlier answers ride along in the sealed state; the retry re-runs and replays them."""
     if inputs is None:  # only a modern request's context asks through an input round
         raise LocalProtocolError("input_required outside an MRTR request")
-    state = s.server.state_sealer.seal(r.method, r.params, inputs.responses)
+    state = s.server.state_sealer.seal(r.method, r.params, inputs.responses, principal=s.principal(r))
     return modern.input_required_result(needed.requests, state)
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "listen_filter",
     "listen_matches",
     "read_meta",
+    "state_key",
 ]
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -383,41 +384,83 @@ def _digest(method: str, params: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def state_key(secret: str | bytes) -> bytes:
+    """A sealing key from configuration: raw bytes as given, text (a passphrase, hex...) through SHA-256.
+
+    Workers behind one load balancer must share it (``mcp-notebook serve --state-key``), like the C++
+    SDK's ``request_state_key``; a restart with the same key keeps live states valid.
+    """
+    if isinstance(secret, bytes):
+        if len(secret) < 16:
+            raise ValueError("a requestState key needs at least 16 bytes")
+        return secret
+    if len(secret) < 16:
+        raise ValueError("a requestState key needs at least 16 characters")
+    return hashlib.sha256(secret.encode()).digest()
+
+
+def _state_error(reason: str, message: str) -> JSONRPCError:
+    """-32602 with ``data.reason`` (tampered, malformed, other-request, other-principal, expired)."""
+    return JSONRPCError(INVALID_PARAMS, f"Invalid params: {message}", {"reason": reason})
+
+
 @dataclass(frozen=True)
 class StateSealer:
-    """Seals MRTR ``requestState``: HMAC-SHA256 over the answers so far, bound to the request and a deadline.
+    """Seals MRTR ``requestState``: HMAC-SHA256 over the answers so far, bound to the request, the principal
+    (when there is one) and a deadline.
 
-    The state is attacker-controlled (mrtr#security), so a tampered, expired or foreign state is -32602.
+    The state is attacker-controlled (mrtr#security), so a tampered, expired or foreign state is -32602,
+    with ``data.reason`` saying which.
     """
 
     key: bytes
     lifetime: float = 600.0
 
     def seal(
-        self, method: str, params: Mapping[str, Any], responses: dict[str, Any], now: float | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        responses: dict[str, Any],
+        now: float | None = None,
+        *,
+        principal: str | None = None,
     ) -> str:
-        body = {"d": _digest(method, params), "r": responses, "x": (now or time.time()) + self.lifetime}
+        body: dict[str, Any] = {
+            "d": _digest(method, params),
+            "r": responses,
+            "x": (now or time.time()) + self.lifetime,
+        }
+        if principal is not None:
+            body["p"] = principal
         payload = base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode()).decode()
         return f"{payload}.{self._sign(payload)}"
 
     def open(
-        self, state: Any, method: str, params: Mapping[str, Any], now: float | None = None
+        self,
+        state: Any,
+        method: str,
+        params: Mapping[str, Any],
+        now: float | None = None,
+        *,
+        principal: str | None = None,
     ) -> dict[str, Any]:
-        """The answers sealed in ``state``; JSONRPCError(-32602) unless it is intact, fresh and ours."""
-        invalid = JSONRPCError(INVALID_PARAMS, "Invalid params: requestState failed its integrity check")
+        """The answers sealed in ``state``; JSONRPCError(-32602, data.reason) unless it is intact, fresh and
+        sealed for this request and this principal."""
         if not isinstance(state, str) or "." not in state:
-            raise invalid
+            raise _state_error("malformed", "requestState is not a state this server issued")
         payload, _, signature = state.rpartition(".")
         if not hmac.compare_digest(signature, self._sign(payload)):
-            raise invalid
+            raise _state_error("tampered", "requestState failed its integrity check")
         try:
             body = json.loads(base64.urlsafe_b64decode(payload.encode()))
         except (binascii.Error, ValueError):
-            raise invalid from None
+            raise _state_error("malformed", "requestState failed its integrity check") from None
         if not isinstance(body, dict) or body.get("d") != _digest(method, params):
-            raise invalid
+            raise _state_error("other-request", "requestState was issued for another request")
+        if body.get("p") != principal:
+            raise _state_error("other-principal", "requestState was issued to another principal")
         if not isinstance(body.get("x"), (int, float)) or body["x"] < (now or time.time()):
-            raise JSONRPCError(INVALID_PARAMS, "Invalid params: requestState has expired; start again")
+            raise _state_error("expired", "requestState has expired; start again")
         responses = body.get("r")
         return responses if isinstance(responses, dict) else {}
 

@@ -129,8 +129,9 @@ class StreamableHTTPServer:
         return self._url
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        """Listen on ``host:port`` (port 0: any free port); returns the endpoint URL."""
+    async def start(self, host: str = "127.0.0.1", port: int = 0, *, reuse_port: bool = False) -> str:
+        """Listen on ``host:port`` (port 0: any free port); returns the endpoint URL. ``reuse_port``: share
+        the port with other processes (SO_REUSEPORT; ``mcp-notebook serve --workers``)."""
         if self._runner is not None:
             raise RuntimeError("the server is already started")
         middlewares = list(self.middlewares)
@@ -153,7 +154,7 @@ class StreamableHTTPServer:
         sock: socket.socket | None = None
         try:
             sock = socket.create_server(
-                (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+                (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET, reuse_port=reuse_port
             )
             await web.SockSite(runner, sock).start()
         except BaseException:

@@ -1,0 +1,149 @@
+"""``mcp-notebook serve`` past one process (DESIGN decision 18): a shared task store, a shared requestState
+key, and ``--workers N`` processes on one port.
+
+The 2026-07-28 era is stateless: any worker can answer any request once they share the key that seals MRTR
+``requestState`` (``--state-key`` or ``$MCP_NOTEBOOK_STATE_KEY``) and the SQLite task store
+(``--task-store FILE``). ``--workers N`` starts N copies of the same command, each listening on the same port
+with ``SO_REUSEPORT`` (Linux spreads connections over them); behind any HTTP load balancer, run one
+``serve`` per port instead, with the same key and store. 2025-11-25 HTTP sessions live in one worker: they
+need sticky routing by ``Mcp-Session-Id`` (a client whose session lands elsewhere gets 404 and starts anew).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+from .engine.server import Server
+from .engine.task_store import SQLiteTaskStore
+
+__all__ = ["REUSE_PORT_ENV", "STATE_KEY_ENV", "add_scale_arguments", "configure", "run_workers"]
+
+STATE_KEY_ENV = "MCP_NOTEBOOK_STATE_KEY"
+REUSE_PORT_ENV = "MCP_NOTEBOOK_REUSE_PORT"  # set by --workers for its children
+STOP_TIMEOUT = 10.0
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got {text!r}") from None
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"expected 1 to 64 worker processes, got {value}")
+    return value
+
+
+def add_scale_arguments(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--task-store",
+        metavar="FILE",
+        help="keep tasks in this SQLite file: they survive a restart, workers share them (default: memory)",
+    )
+    serve.add_argument(
+        "--state-key",
+        metavar="KEY",
+        help=(
+            f"the secret that seals MRTR requestState (16+ characters; default ${STATE_KEY_ENV}, else random "
+            "per process): workers behind one load balancer share it, and a restart keeps live states valid"
+        ),
+    )
+    serve.add_argument(
+        "--workers",
+        metavar="N",
+        type=_workers,
+        default=1,
+        help=(
+            "with --http: run N worker processes on the one port (SO_REUSEPORT); they share --state-key "
+            "(random if not given) and need --task-store"
+        ),
+    )
+
+
+def configure(server: Server, args: argparse.Namespace) -> None:
+    """Apply ``--task-store`` and ``--state-key`` to the loaded server (ValueError: a bad option)."""
+    from .protocol.modern import StateSealer, state_key
+
+    secret = args.state_key or os.environ.get(STATE_KEY_ENV)
+    if secret:
+        server.state_sealer = StateSealer(state_key(secret))
+    if args.task_store:
+        server.tasks.store = SQLiteTaskStore(args.task_store)
+
+
+def check_workers(args: argparse.Namespace) -> str | None:
+    """Why ``--workers`` cannot run as given, or None."""
+    if args.workers == 1:
+        return None
+    if args.http is None:
+        return "--workers applies to --http only"
+    if args.http[1] == 0:
+        return "--workers needs a fixed port (workers share it), not 0"
+    if not args.task_store:
+        return "--workers needs --task-store FILE: every worker must see every task"
+    return None
+
+
+def run_workers(argv: Sequence[str], args: argparse.Namespace) -> int:
+    """Start ``args.workers`` copies of this ``serve`` command on one port; stop them on SIGINT/SIGTERM."""
+    env = dict(os.environ)
+    env[STATE_KEY_ENV] = args.state_key or os.environ.get(STATE_KEY_ENV) or secrets.token_hex(32)
+    env[REUSE_PORT_ENV] = "1"
+    child_argv = _without_workers(list(argv))
+    child_argv = _without_option(
+        child_argv, "--state-key"
+    )  # passed in the environment, not on a command line
+    command = [sys.executable, "-m", "mcp_notebook", *child_argv]
+    children = [subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL) for _ in range(args.workers)]
+    print(
+        f"mcp-notebook: {args.workers} workers (pids {', '.join(str(c.pid) for c in children)})",
+        file=sys.stderr,
+    )
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        codes = [child.wait() for child in children]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(STOP_TIMEOUT)
+            if child.poll() is None:
+                child.kill()
+                child.wait(STOP_TIMEOUT)
+    return max(codes, default=0)
+
+
+def _without_option(argv: list[str], name: str) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for item in argv:
+        if skip:
+            skip = False
+            continue
+        if item == name:
+            skip = True
+            continue
+        if item.startswith(name + "="):
+            continue
+        out.append(item)
+    return out
+
+
+def _without_workers(argv: list[str]) -> list[str]:
+    return _without_option(argv, "--workers")

@@ -1,0 +1,45 @@
+"""A server for the task tests that run ``mcp-notebook serve`` (restarts, several workers)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from mcp_notebook import Context, Server
+
+server = Server("tasks-fixture")
+server.tasks.poll_interval_ms = 50
+server.tasks.watch_interval = 0.05
+CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+@server.tool
+def pid() -> int:
+    """The serving process's id (which worker answered)."""
+    return os.getpid()
+
+
+@server.tool(task="optional")
+async def slow(seconds: float, ctx: Context) -> str:
+    """Wait (cooperatively), then say which process finished the work."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
+        ctx.check_cancelled()
+        await asyncio.sleep(0.02)
+    return f"slept {seconds} in {os.getpid()}"
+
+
+@server.tool(task="optional")
+async def confirm(ctx: Context) -> str:
+    """A task that waits for the user's answer (2026: tasks/update, from any worker)."""
+    answer = await ctx.elicit("Go ahead?", CONFIRM, key="go")
+    return f"ok={(answer.get('content') or {}).get('ok')} in {os.getpid()}"
+
+
+@server.tool
+async def greet(ctx: Context) -> str:
+    """MRTR: ask for a name, then greet (the retry may land on another worker)."""
+    answer = await ctx.elicit(
+        "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}, key="name"
+    )
+    return f"Hello, {(answer.get('content') or {}).get('name')} from {os.getpid()}"

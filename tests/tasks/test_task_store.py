@@ -1,0 +1,102 @@
+"""The task store contract, for the in-memory store and the SQLite one (two handles on one file stand for
+two worker processes)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from mcp_notebook.engine.task_store import InMemoryTaskStore, SQLiteTaskStore, TaskStore, open_task_store
+from mcp_notebook.protocol.tasks import TaskRecord, check_transition
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
+    if request.param == "memory":
+        return InMemoryTaskStore()
+    return SQLiteTaskStore(tmp_path / "tasks.db")
+
+
+def record(
+    task_id: str, owner: str | None = None, created: float = 1000.0, ttl: int | None = 60_000
+) -> TaskRecord:
+    return TaskRecord(task_id, "legacy", "tool", created_at=created, ttl_ms=ttl, owner=owner)
+
+
+def test_create_get_update(store: TaskStore) -> None:
+    store.create(record("t1"))
+    got = store.get("t1")
+    assert got is not None and got.status == "working" and got.tool == "tool"
+    assert store.get("nope") is None
+
+    def finish(r: TaskRecord) -> None:
+        r.status = "completed"
+        r.result = {"content": [{"type": "text", "text": "ok"}]}
+
+    updated = store.update("t1", finish)
+    assert updated is not None and updated.status == "completed"
+    again = store.get("t1")
+    assert again is not None and again.result == {"content": [{"type": "text", "text": "ok"}]}
+    assert store.update("nope", finish) is None
+    got.status = "failed"  # records handed out are copies: changing one changes nothing stored
+    assert store.get("t1").status == "completed"  # type: ignore[union-attr]
+
+
+def test_list_by_owner_and_purge(store: TaskStore) -> None:
+    store.create(record("a", owner="alice", created=1000.0))
+    store.create(record("b", owner="bob", created=1001.0))
+    store.create(record("forever", created=1002.0, ttl=None))
+    assert [r.task_id for r in store.list()] == ["a", "b", "forever"]
+    assert [r.task_id for r in store.list("alice")] == ["a"]
+    assert store.purge_expired(now=1000.0 + 30) == 0
+    assert store.purge_expired(now=1000.0 + 61) == 1  # "a" expired; "b" expires at 1061.0 exactly
+    assert store.get("a") is None and store.get("b") is not None and store.get("forever") is not None
+
+
+def test_sqlite_is_shared_between_handles(tmp_path: Path) -> None:
+    one, two = SQLiteTaskStore(tmp_path / "t.db"), SQLiteTaskStore(tmp_path / "t.db")
+    one.create(record("shared"))
+    seen = two.get("shared")
+    assert seen is not None and seen.task_id == "shared"
+    two.update("shared", lambda r: setattr(r, "cancel_requested", True))
+    assert one.get("shared").cancel_requested  # type: ignore[union-attr]
+
+
+def test_sqlite_updates_are_atomic(tmp_path: Path) -> None:
+    """Eight threads with their own connections add one each, 25 times: no update is lost."""
+    path = tmp_path / "t.db"
+    SQLiteTaskStore(path).create(record("counter"))
+
+    def bump(r: TaskRecord) -> None:
+        r.input_responses = {**r.input_responses, str(len(r.input_responses)): {}}
+
+    def worker() -> None:
+        mine = SQLiteTaskStore(path)
+        for _ in range(25):
+            mine.update("counter", bump)
+        mine.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(SQLiteTaskStore(path).get("counter").input_responses) == 200  # type: ignore[union-attr]
+
+
+def test_open_task_store(tmp_path: Path) -> None:
+    assert isinstance(open_task_store(None), InMemoryTaskStore)
+    assert isinstance(open_task_store(str(tmp_path / "x.db")), SQLiteTaskStore)
+
+
+def test_status_transitions() -> None:
+    check_transition("working", "input_required")
+    check_transition("input_required", "working")
+    for terminal in ("completed", "failed", "cancelled"):
+        check_transition("working", terminal)
+        with pytest.raises(ValueError):
+            check_transition(terminal, "working")
+    with pytest.raises(ValueError):
+        check_transition("working", "paused")

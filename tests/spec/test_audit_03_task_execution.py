@@ -27,14 +27,14 @@ def make_server() -> Server:
 
 
 async def test_required_tool_comes_with_the_tasks_capability() -> None:
-    async with Client(make_server()) as client:
+    async with Client(make_server(), era="legacy") as client:
         [tool] = [t for t in await client.list_tools() if t["name"] == "needs_a_task"]
         assert tool["execution"] == {"taskSupport": "required"}
         assert client.server_capabilities["tasks"]["requests"] == {"tools": {"call": {}}}
 
 
 async def test_required_tool_without_a_task_is_32601() -> None:
-    async with Client(make_server()) as client:
+    async with Client(make_server(), era="legacy") as client:
         with pytest.raises(JSONRPCError) as refused:
             await client.request("tools/call", {"name": "needs_a_task", "arguments": {}})
         assert refused.value.code == -32601
@@ -45,7 +45,7 @@ async def test_required_tool_without_a_task_is_32601() -> None:
 async def test_server_without_tasks_never_runs_a_required_tool_plainly() -> None:
     server = make_server()
     server.tasks_enabled = False
-    async with Client(server) as client:
+    async with Client(server, era="legacy") as client:
         assert "tasks" not in client.server_capabilities
         with pytest.raises(JSONRPCError) as refused:
             await client.request("tools/call", {"name": "needs_a_task", "arguments": {}})

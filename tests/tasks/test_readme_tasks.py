@@ -15,4 +15,4 @@ async def test_readme_tasks_example(capsys: object) -> None:
     await namespace["__example"]()  # type: ignore[operator]
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "{'result': 499500} ['working', 'completed']" in out
-    assert "['completed']" in out
+    assert "\ncompleted\n" in out

@@ -183,7 +183,7 @@ async def test_sqlite_store_survives_a_restart(tmp_path: Path) -> None:
     store = str(tmp_path / "tasks.db")
     port = free_port()
     with serve(tmp_path / "1.log", "--task-store", store, port=port) as url:
-        async with Client(url) as client:  # 2025-11-25
+        async with Client(url, era="legacy") as client:  # 2025-11-25
             seen: list[dict[str, Any]] = []
             result = await asyncio.wait_for(
                 client.call_tool("slow", {"seconds": 0.1}, task=True, on_task=seen.append), WAIT
@@ -194,7 +194,7 @@ async def test_sqlite_store_survives_a_restart(tmp_path: Path) -> None:
             await asyncio.wait_for(client.call_tool("slow", {"seconds": 0.1}, on_task=seen.append), WAIT)
             modern_id = seen[0]["taskId"]
     with serve(tmp_path / "2.log", "--task-store", store, port=port) as url:
-        async with Client(url) as client:
+        async with Client(url, era="legacy") as client:
             assert (await client.get_task(legacy_id))["status"] == "completed"
             again = await asyncio.wait_for(client.task_result(legacy_id), WAIT)
             assert again["content"] == result["content"]
@@ -210,13 +210,13 @@ async def test_in_memory_store_does_not_survive_a_restart(tmp_path: Path) -> Non
     """The control: without --task-store the task is gone after a restart (-32602)."""
     port = free_port()
     with serve(tmp_path / "1.log", port=port) as url:
-        async with Client(url) as client:
+        async with Client(url, era="legacy") as client:
             seen: list[dict[str, Any]] = []
             await asyncio.wait_for(
                 client.call_tool("slow", {"seconds": 0.05}, task=True, on_task=seen.append), WAIT
             )
     with serve(tmp_path / "2.log", port=port) as url:
-        async with Client(url) as client:
+        async with Client(url, era="legacy") as client:
             with pytest.raises(Exception, match="Unknown task"):
                 await client.get_task(seen[0]["taskId"])
 

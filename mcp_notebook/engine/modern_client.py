@@ -24,7 +24,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from ..protocol import era as eras
@@ -34,8 +34,47 @@ from ..protocol.modern import LISTEN_FLAGS, META_SUBSCRIPTION_ID
 from ..protocol.session import has_capability
 
 if TYPE_CHECKING:
-    from .client import Client
     from .connection import Connection
+    from .trace import Trace
+
+
+class Client(Protocol):
+    """What subscriptions and the era probe need from :class:`~mcp_notebook.engine.client.Client`, declared
+    here so that the import runs one way (client -> modern_client; tests/test_layers.py)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    @property
+    def probe_timeout(self) -> float: ...
+
+    @property
+    def modern_version(self) -> str: ...
+
+    @property
+    def trace(self) -> Trace: ...
+
+    @property
+    def _info(self) -> dict[str, Any]: ...
+
+    @property
+    def is_modern(self) -> bool: ...
+
+    @property
+    def connection(self) -> Connection: ...
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]: ...
+
+    def capabilities(self) -> dict[str, Any]: ...
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, **options: Any
+    ) -> dict[str, Any]: ...
+
 
 __all__ = [
     "ACKNOWLEDGED",

@@ -31,6 +31,7 @@ from .connections import Connections, NotebookError
 from .handle import CallHandle, Surface
 from .policy import LOCAL, AuditEntry, AuditLog, Policy, check_verdict
 from .render_history import History
+from .tasks import TaskBook
 from .views import BundleView, TableView, ToolsView, TraceView
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class NotebookMCP:
         self._connections = Connections(self._open, lambda: self.server)
         self._auth = Authorizations(lambda: self.runtime)
         self._active: list[CallHandle] = []
+        self.task_book = TaskBook()  # the tasks this notebook's calls started (%mcp tasks)
         self._lock = threading.RLock()
         self._surface = Surface(shell)
         self._asking = Asking(self._surface, self.audit, lambda: self.headless, self._host)
@@ -346,8 +348,16 @@ class NotebookMCP:
         )
         seconds = timeout if timeout is not None else self.config.default_timeout
 
+        made: list[CallHandle] = []
+
+        def on_task(task: dict[str, Any]) -> None:  # a call that runs as a task shows its status live
+            self.task_book.note(server, tool, task)
+            made[0].on_task(task)
+
         def runner(progress: Any) -> Any:
-            return client.aio.call_tool(tool, arguments, timeout=seconds, progress_callback=progress)
+            return client.aio.call_tool(
+                tool, arguments, timeout=seconds, progress_callback=progress, on_task=on_task
+            )
 
         handle = CallHandle(
             server=server,
@@ -367,6 +377,7 @@ class NotebookMCP:
             max_image_bytes=self.config.max_image_bytes,
             view=_call_view,
         )
+        made.append(handle)
         if not handle.done():
             with self._lock:
                 self._active.append(handle)

@@ -28,6 +28,7 @@ from .kernel_thread import parked, register_parking
 from .policy import AuditEntry, Decision
 from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT, result_bundle
 from .render_base import esc, json_pre, json_text, label_html, note_html, pre_html, wrap
+from .tasks import task_line
 from .views import TraceView, filter_bundle
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ class CallHandle:
         self.logs: list[dict[str, Any]] = []  # notifications/message received while running
         self.notes: list[dict[str, str]] = []  # what the person answered mid-call (elicitation, sampling)
         self.progress: tuple[float, float | None, str | None] | None = None
+        self.task: dict[str, Any] | None = None  # the task the call runs as: taskId, status, statusMessage...
         self._runner, self._runtime, self._surface = runner, runtime, surface
         self._remember, self._trace = remember, trace
         self._max_text, self._max_image_bytes = max_text, max_image_bytes
@@ -315,6 +317,12 @@ class CallHandle:
                 self.show()
             else:
                 self._refresh()
+
+    def on_task(self, task: dict[str, Any]) -> None:
+        """The call runs as a task: show its status live (working, input_required, completed...)."""
+        with self._display_lock:
+            self.task = dict(task)
+        self._refresh(force=True)
 
     _auto_show = True  # api sets False for handles rendered elsewhere (a form's result area)
 
@@ -532,6 +540,10 @@ class CallHandle:
                 done, total, message = self.progress
                 line += f" {done:g}" + (f"/{total:g}" if total else "") + (f" {message}" if message else "")
             bundle = {"text/html": wrap(label_html(esc(line))), "text/plain": line}
+        if self.task is not None:
+            line = task_line(self.task)
+            bundle["text/html"] += wrap(note_html(esc(line)))
+            bundle["text/plain"] += "\n" + line
         for note in self.notes:
             bundle["text/html"] += wrap(note["text/html"])
             bundle["text/plain"] += "\n" + note["text/plain"]
@@ -553,7 +565,8 @@ class CallHandle:
             line += f" Progress reached: {done:g}" + (f" of {total:g}" if total else "")
             line += f" ({message})." if message else "."
         if self.started is not None:
-            line += " notifications/cancelled was sent; the server may have done part of the work."
+            sent = "tasks/cancel" if self.task is not None else "notifications/cancelled"
+            line += f" {sent} was sent; the server may have done part of the work."
         return {"text/html": wrap(label_html(esc(line))), "text/plain": line}
 
     def _repr_mimebundle_(

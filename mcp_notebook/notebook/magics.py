@@ -153,6 +153,14 @@ class MCPMagics(Magics):
         p.add_argument("--sample", action="append", default=[], help="arguments (JSON) that must succeed")
         p.add_argument("--error", action="append", default=[], help="arguments (JSON) that must be isError")
         p.add_argument("--required", action="append", default=[], help="a parameter that must be required")
+        p = self._add("tasks", "Tasks this notebook's calls started (and a server's own list).", self._tasks)
+        p.add_argument("server", nargs="?", help="only this connection")
+        p = self._add(
+            "task", "A task by id: task get [SERVER.]ID (its result) | task cancel [SERVER.]ID.", self._task
+        )
+        p.add_argument("action", choices=["get", "cancel"])
+        p.add_argument("target", help="SERVER.TASK_ID, or TASK_ID with one connection or --server")
+        p.add_argument("--server", help="the connection the task belongs to")
         p = self._add("history", "The audit log of calls and decisions, with copy-as-code.", self._history)
         p.add_argument("--last", type=int, default=0, help="only the last N entries")
         p = self._add(
@@ -336,6 +344,22 @@ class MCPMagics(Magics):
         samples = [parse_call_args(text) for text in ns.sample]
         errors = [parse_call_args(text) for text in ns.error]
         return self.api.check(ns.target, samples=samples, errors=errors, required=ns.required)
+
+    def _tasks(self, rest: str) -> Any:
+        from .tasks import list_tasks
+
+        return list_tasks(self.api, self._parse("tasks", rest).server)
+
+    def _task(self, rest: str) -> Any:
+        from .tasks import cancel_task, get_task
+
+        ns = self._parse("task", rest)
+        try:
+            if ns.action == "get":
+                return get_task(self.api, ns.target, ns.server)
+            return cancel_task(self.api, ns.target, ns.server)
+        except ValueError as exc:
+            raise UsageError(f"%mcp task: {exc}") from None
 
     def _history(self, rest: str) -> Any:
         return self.api.history(last=self._parse("history", rest).last or None)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .engine.client import Client
     from .engine.server import Server
     from .engine.sync import SyncClient, connect
+    from .engine.tables import to_pandas
     from .protocol.errors import ConnectionClosedError, JSONRPCError, MCPError, RequestTimeoutError
     from .tools import Audio, Context, EmbeddedResource, Field, Image, ResourceLink, ToolError, ToolResult
 
@@ -47,6 +48,7 @@ __all__ = [
     "ToolResult",
     "connect",
     "load_ipython_extension",
+    "to_pandas",
     "unload_ipython_extension",
 ]
 
@@ -55,6 +57,7 @@ _WHERE = {
     "Server": ".engine.server",
     "SyncClient": ".engine.sync",
     "connect": ".engine.sync",
+    "to_pandas": ".engine.tables",
     "ConnectionClosedError": ".protocol.errors",
     "JSONRPCError": ".protocol.errors",
     "MCPError": ".protocol.errors",

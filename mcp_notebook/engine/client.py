@@ -52,6 +52,7 @@ from .trace import Trace
 
 if TYPE_CHECKING:
     from ..auth.oauth import OAuth
+    from .batch import BatchRun, OnOutcome
     from .server import Server
 
 __all__ = ["Client", "InputRequest"]
@@ -454,6 +455,42 @@ class Client(TaskClientMixin):
         if self.validate_output and not result.get("isError"):
             await self._check_structured(name, result)
         return cast(CallToolResult, result)  # request() checked it has that shape
+
+    async def map(
+        self,
+        name: str,
+        rows: Any,
+        *,
+        concurrency: int = 8,
+        on_error: Literal["collect", "raise"] = "collect",
+        retries: int = 2,
+        backoff: float = 0.5,
+        timeout: float | None = None,
+        on_outcome: OnOutcome | None = None,
+        run: BatchRun | None = None,
+    ) -> BatchRun:
+        """Call tool ``name`` once per row (a DataFrame, a list of dicts, any iterable), ``concurrency`` at a
+        time, transient failures retried; ``.to_pandas()`` of the returned run is aligned with the input.
+        See :mod:`mcp_notebook.engine.batch`."""
+        from .batch import call_many, single_argument
+
+        await self._refresh_tools_if_needed(name)
+
+        def call(arguments: dict[str, Any]) -> Any:
+            return self.call_tool(name, arguments, timeout=timeout)
+
+        argument = single_argument(self._tools.get(name))
+        return await call_many(
+            call,
+            rows,
+            concurrency=concurrency,
+            on_error=on_error,
+            retries=retries,
+            backoff=backoff,
+            argument=argument,
+            on_outcome=on_outcome,
+            run=run,
+        )
 
     async def _refresh_tools_if_needed(self, name: str) -> None:
         """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call."""

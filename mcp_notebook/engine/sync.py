@@ -86,6 +86,7 @@ class SyncClient:
     list_tools = _bridge(Client.list_tools)
     tools_by_name = _bridge(Client.tools_by_name)
     call_tool = _bridge(Client.call_tool)
+    map = _bridge(Client.map)
     list_resources = _bridge(Client.list_resources)
     list_resource_templates = _bridge(Client.list_resource_templates)
     read_resource = _bridge(Client.read_resource)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .apps import app_only, client_extension
 from .asking import Asking
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..engine.runtime import Runtime
     from ..engine.server import Server
     from ..engine.sync import SyncClient
+    from .batch import BatchHandle
     from .check import CheckReport
     from .lint import LintReport
     from .widgets import ToolForm
@@ -378,11 +379,15 @@ class NotebookMCP:
             view=_call_view,
         )
         made.append(handle)
+        self._track(handle)
+        return handle
+
+    def _track(self, handle: CallHandle) -> None:
+        """Keep a running handle until it ends (closing the notebook's connections cancels it)."""
         if not handle.done():
             with self._lock:
                 self._active.append(handle)
             handle.on_change(self._forget_when_done)
-        return handle
 
     def _forget_when_done(self, handle: CallHandle) -> None:
         if handle.done():
@@ -463,6 +468,41 @@ class NotebookMCP:
         if not handle.done() and not self.policy.headless:
             handle.show()
         return await handle
+
+    def map(
+        self,
+        name: str,
+        rows: Any,
+        /,
+        *,
+        concurrency: int = 8,
+        on_error: Literal["collect", "raise"] = "collect",
+        retries: int = 2,
+        call_timeout: float | None = None,
+    ) -> BatchHandle:
+        """Call a tool once per row of ``rows`` (a DataFrame, a list of dicts, any iterable), ``concurrency``
+        at a time, one approval and one progress bar for all; see :mod:`mcp_notebook.notebook.batch`."""
+        from .batch import map_rows
+
+        options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
+        return map_rows(self, name, rows, call_timeout=call_timeout, **options)
+
+    async def map_async(
+        self,
+        name: str,
+        rows: Any,
+        /,
+        *,
+        concurrency: int = 8,
+        on_error: Literal["collect", "raise"] = "collect",
+        retries: int = 2,
+        call_timeout: float | None = None,
+    ) -> BatchHandle:
+        """``await mcp.map_async(...)`` in an async cell: :meth:`map`, shown live, clicks included."""
+        from .batch import map_async
+
+        options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
+        return await map_async(self, name, rows, call_timeout=call_timeout, **options)
 
     def form(self, name: str) -> ToolForm:
         """A form for the tool's inputSchema; submitting calls it and shows the call under the form."""

@@ -218,6 +218,15 @@ class CallHandle:
             raise ValueError(f"content block {index} of {self.label} has no text or binary data to save")
         return FileLink(path)  # type: ignore[no-untyped-call]
 
+    def to_pandas(self) -> Any:
+        """The structured result as a DataFrame (records, columns-of-lists, or either under one wrapper key
+        such as ``result``), a Series (an array or object of scalars) or a scalar; imports pandas."""
+        from ..engine.tables import to_pandas
+
+        if self._result is None:
+            raise RuntimeError(f"{self.label} has no result yet ({self._state})")
+        return to_pandas(self._result)
+
     @property
     def is_error(self) -> bool:
         return self._state in ("denied", "failed", "cancelled") or (self._result or {}).get("isError") is True

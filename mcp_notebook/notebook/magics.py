@@ -100,6 +100,15 @@ class MCPMagics(Magics):
         p.add_argument("--timeout", type=float, help="seconds (default: c.MCPNotebook.default_timeout)")
         p.add_argument("target", help="TOOL (notebook) or SERVER.TOOL")
         p.add_argument("args", nargs="*", help="k=v (v parsed as JSON when it parses), or one JSON object")
+        p = self._add("map", "Call a tool once per row: %mcp map SERVER.TOOL ROWS (a variable).", self._map)
+        p.add_argument("target", help="TOOL or SERVER.TOOL")
+        p.add_argument("rows", help="a variable: a DataFrame, a list of dicts or any iterable")
+        p.add_argument("--concurrency", type=int, default=8, help="calls in flight at once (default 8)")
+        p.add_argument("--on-error", choices=["collect", "raise"], default="collect")
+        p.add_argument("--retries", type=int, default=2, help="retries of a transient failure (default 2)")
+        p.add_argument(
+            "--timeout", type=float, help="seconds per call (default: c.MCPNotebook.default_timeout)"
+        )
         p = self._add("form", "A form for the tool's inputSchema; submitting calls it.", self._form)
         p.add_argument("target", help="TOOL or SERVER.TOOL")
         p = self._add(
@@ -251,6 +260,14 @@ class MCPMagics(Magics):
         schema = self.api.tool_def(ns.target).get("inputSchema")
         arguments = parse_call_args(json_text, schema) if json_text else parse_kv(ns.args, schema)
         return self.api.call(ns.target, arguments, call_timeout=ns.timeout)
+
+    def _map(self, rest: str) -> Any:
+        ns = self._parse("map", rest)
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        if ns.rows not in namespace:
+            raise UsageError(f"%mcp map: no variable {ns.rows!r} in the notebook (rows must be a variable)")
+        options = {"concurrency": ns.concurrency, "on_error": ns.on_error, "retries": ns.retries}
+        return self.api.map(ns.target, namespace[ns.rows], call_timeout=ns.timeout, **options)
 
     def _form(self, rest: str) -> Any:
         return self.api.form(self._parse("form", rest).target)

@@ -39,6 +39,7 @@ from mcp_notebook.notebook.render_base import (
     table_bundle,
     wrap,
 )
+from mcp_notebook.notebook.render_table import table_parts
 from mcp_notebook.notebook.render_trace import trace_bundle
 
 __all__ = [
@@ -326,6 +327,10 @@ def result_bundle(
         else:
             html.append(_block_html(block, lim))
             text.append(_block_text(block, max_text, 0))
+    table = table_parts(structured) if has_structured else None
+    if table is not None:  # records or columns: shape, column types and the first rows (render_table.py)
+        html.append(table[0])
+        text.append(table[1])
     if has_structured:
         html.append(
             f'<div class="mcpnb-block">{label_html("structuredContent")}{json_tree(structured)}</div>'

@@ -1,0 +1,233 @@
+"""One tool over many rows: bounded concurrency, results in input order, failures collected (issue 9).
+
+:func:`call_many` drives any ``call(arguments) -> CallToolResult`` coroutine (``Client.call_tool`` bound to
+a tool) over ``rows``: a pandas DataFrame (each row's columns are the arguments; an empty cell leaves the
+argument out, so the tool's default applies), a list of dicts, or any iterable (a non-dict item is the value
+of ``argument``). ``concurrency`` workers pull rows as they go, so a long generator is never materialised;
+only the outcomes are kept. Transient failures (a timeout, a closed connection, HTTP 429/503) are retried
+with exponential backoff; anything else (a tool's ``isError``, a JSON-RPC error) is the row's error at once.
+With ``on_error="raise"`` the first failing row stops the batch with :class:`BatchError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import ConnectionClosedError, JSONRPCError, MCPError, RequestTimeoutError
+
+__all__ = [
+    "BatchError",
+    "BatchRun",
+    "OnOutcome",
+    "RowOutcome",
+    "call_many",
+    "is_transient",
+    "rows_of",
+    "single_argument",
+]
+
+Call = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+OnError = Literal["collect", "raise"]
+Rows = Iterator[tuple[Any, dict[str, Any]]]  # (label, arguments) per row
+OnOutcome = Callable[["BatchRun", "RowOutcome"], None]
+_TOO_MANY_REQUESTS = -32029  # transports/http_limits.py: the JSON-RPC code in a 429 body
+_CHUNK = 1_000  # DataFrame rows turned into dicts at a time
+
+
+class BatchError(MCPError):
+    """A row failed and ``on_error="raise"`` was asked for; ``outcome`` is that row's."""
+
+    def __init__(self, outcome: RowOutcome) -> None:
+        super().__init__(f"row {outcome.label!r} failed: {outcome.error}")
+        self.outcome = outcome
+
+
+@dataclass
+class RowOutcome:
+    """One row's call: its position, its label (the DataFrame index label), result or error."""
+
+    position: int
+    label: Any
+    arguments: dict[str, Any]
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    attempts: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.result is not None
+
+
+@dataclass
+class BatchRun:
+    """Outcomes so far, in input order once the batch ends (a cancelled batch keeps the rows it finished)."""
+
+    total: int | None
+    outcomes: list[RowOutcome] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+
+    @property
+    def done(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for o in self.outcomes if not o.ok)
+
+    def eta(self) -> float | None:
+        """Seconds left at the rate so far, or None when it cannot be told yet."""
+        if self.total is None or not self.outcomes:
+            return None
+        rate = self.done / max(time.monotonic() - self.started, 1e-9)
+        return (self.total - self.done) / rate
+
+    def ordered(self) -> list[RowOutcome]:
+        return sorted(self.outcomes, key=lambda o: o.position)
+
+    def to_pandas(self) -> Any:
+        """A DataFrame aligned with the input's index: the result's columns, then ``error``."""
+        from .tables import outcomes_frame
+
+        return outcomes_frame([(o.label, o.result, o.error) for o in self.ordered()])
+
+
+def single_argument(tool_def: Mapping[str, Any] | None) -> str | None:
+    """The name of a tool's only parameter: a row that is not a dict is that argument's value."""
+    schema = (tool_def or {}).get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return next(iter(properties)) if isinstance(properties, Mapping) and len(properties) == 1 else None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: a timeout, a lost connection, or the server asking to slow down (429/503)."""
+    if isinstance(exc, (RequestTimeoutError, ConnectionClosedError, asyncio.TimeoutError)):
+        return True
+    if isinstance(exc, JSONRPCError):
+        status = exc.data.get("httpStatus") if isinstance(exc.data, Mapping) else None
+        return exc.code == _TOO_MANY_REQUESTS or status in (429, 503)
+    return False
+
+
+def _frame_rows(frame: Any, na: Any) -> Rows:
+    """A DataFrame's rows as (index label, arguments), a chunk at a time; empty cells are left out."""
+
+    def present(value: Any) -> bool:
+        return value is not None and value is not na and not (isinstance(value, float) and math.isnan(value))
+
+    for start in range(0, len(frame), _CHUNK):
+        part = frame.iloc[start : start + _CHUNK]
+        for label, record in zip(part.index, part.to_dict("records"), strict=True):
+            yield label, {str(k): v for k, v in record.items() if present(v)}
+
+
+def rows_of(rows: Any, argument: str | None = None) -> tuple[Rows, int | None]:
+    """``(iterator of (label, arguments), count or None)`` for a DataFrame, a list of dicts or an iterable."""
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only if the caller imported pandas
+    if pandas is not None and isinstance(rows, pandas.DataFrame):
+        return _frame_rows(rows, pandas.NA), len(rows)
+    count = len(rows) if hasattr(rows, "__len__") else None
+
+    def items() -> Rows:
+        for position, row in enumerate(rows):
+            if isinstance(row, Mapping):
+                yield position, dict(row)
+            elif argument is not None:
+                yield position, {argument: row}
+            else:
+                raise TypeError(
+                    f"row {position} is a {type(row).__name__}, not a dict of arguments; the tool takes "
+                    "more than one argument, so each row must name them"
+                )
+
+    return items(), count
+
+
+async def _one(call: Call, outcome: RowOutcome, retries: int, backoff: float) -> None:
+    began = time.monotonic()
+    for attempt in range(retries + 1):
+        outcome.attempts = attempt + 1
+        try:
+            result = await call(outcome.arguments)
+        except Exception as exc:
+            if attempt < retries and is_transient(exc):
+                delay = backoff * 2**attempt
+                await asyncio.sleep(delay * (0.5 + random.random()))  # jitter: retries do not march in step
+                continue
+            outcome.error = f"{type(exc).__name__}: {exc}"
+            break
+        outcome.result = result
+        if result.get("isError") is True:
+            outcome.error = _error_text(result)
+        break
+    outcome.seconds = time.monotonic() - began
+
+
+def _error_text(result: Mapping[str, Any]) -> str:
+    content = result.get("content")
+    texts = [b.get("text") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    return "\n".join(t for t in texts if isinstance(t, str)) or "the tool reported an error (isError)"
+
+
+async def call_many(
+    call: Call,
+    rows: Any,
+    *,
+    concurrency: int = 8,
+    on_error: OnError = "collect",
+    retries: int = 2,
+    backoff: float = 0.5,
+    argument: str | None = None,
+    on_outcome: OnOutcome | None = None,
+    run: BatchRun | None = None,
+) -> BatchRun:
+    """Call ``call`` once per row with at most ``concurrency`` calls in flight; see the module docstring.
+
+    ``on_outcome(run, outcome)`` is told about every finished row (progress bars). Pass ``run`` to watch
+    the outcomes from elsewhere (and keep them if the batch is cancelled).
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    if on_error not in ("collect", "raise"):
+        raise ValueError('on_error must be "collect" or "raise"')
+    source, count = rows_of(rows, argument)
+    run = run if run is not None else BatchRun(count)
+    run.total = count
+    positions = iter(range(2**63))
+    stop = asyncio.Event()
+
+    async def worker() -> None:
+        while not stop.is_set():
+            try:
+                label, arguments = next(source)  # one row at a time: a generator is never materialised
+            except StopIteration:
+                return
+            outcome = RowOutcome(next(positions), label, arguments)
+            await _one(call, outcome, retries, backoff)
+            run.outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(run, outcome)
+            if on_error == "raise" and not outcome.ok:
+                stop.set()
+                raise BatchError(outcome)
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
+    try:
+        await asyncio.gather(*tasks)  # the first BatchError (on_error="raise") or a cancel ends it
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        run.finished = time.monotonic()
+    run.outcomes = run.ordered()
+    return run

@@ -1,0 +1,212 @@
+"""``mcp.map(TOOL, rows)``: one tool over the rows of a table, as one call handle (issue 9).
+
+One approval for the whole batch ("500 calls to demo.score"), one progress bar with Cancel and an ETA, the
+rows' failures collected (``on_error="collect"``) or the first one raised (``"raise"``), and a handle whose
+``.to_pandas()`` is a DataFrame aligned with the input's index (the result columns, then ``error``). The
+batching itself is the engine's (``engine/batch.py``), so ``Client.map`` does the same without a notebook.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..engine.batch import BatchError, BatchRun, OnError, RowOutcome
+from .handle import CallHandle
+from .policy import AuditEntry, check_verdict
+from .render_base import esc, label_html, note_html, wrap
+from .render_table import table_parts
+
+if TYPE_CHECKING:
+    from .api import NotebookMCP
+
+__all__ = ["BatchError", "BatchHandle", "map_async", "map_rows"]
+
+_PROGRESS_EVERY = 0.2  # seconds between progress updates (a fast batch finishes thousands of rows a second)
+
+
+class BatchHandle(CallHandle):
+    """A batch of calls of one tool: a :class:`CallHandle` (approval, progress, Cancel, ``await``) whose
+    result is a summary; ``run`` holds every row's outcome and ``to_pandas()`` the table of them."""
+
+    def __init__(self, *, run: BatchRun, **options: Any) -> None:
+        self.run = run
+        super().__init__(**options)
+
+    @property
+    def label(self) -> str:
+        count = f"{self.run.total}" if self.run.total is not None else "a stream of"
+        return f"{count} calls to {self.entry.target}"
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {}  # the card shows the batch, not one call's arguments
+
+    def to_pandas(self) -> Any:
+        """One row per input row (so far, if the batch was cancelled), indexed like the input: the
+        result's columns, then ``error`` (None for a row that succeeded)."""
+        return self.run.to_pandas()
+
+    @property
+    def failures(self) -> list[RowOutcome]:
+        return [o for o in self.run.ordered() if not o.ok]
+
+    def static_bundle(self) -> dict[str, str]:
+        if self.state not in ("done", "cancelled") or self.run.done == 0:
+            return super().static_bundle()
+        summary = _summary(self.run, self.label, cancelled=self.state == "cancelled")
+        rows = [{"row": _label(o.label), **_columns(o)} for o in self.run.ordered()]
+        table = table_parts(rows)
+        html = label_html(f"<b>{esc(summary)}</b>")
+        text = summary
+        if table is not None:
+            html, text = html + table[0], f"{text}\n{table[1]}"
+        html += note_html("handle.to_pandas() gives every row as a DataFrame aligned with the input")
+        return {
+            "text/html": wrap(html, error=self.run.failed > 0 and self.run.failed == self.run.done),
+            "text/plain": text,
+        }
+
+
+def _label(label: Any) -> Any:
+    return label if isinstance(label, (str, int, float, bool)) else str(label)
+
+
+def _columns(outcome: RowOutcome) -> dict[str, Any]:
+    from ..engine.tables import row_columns
+
+    return {**row_columns(outcome.result), "error": outcome.error}
+
+
+def _summary(run: BatchRun, label: str, *, cancelled: bool = False) -> str:
+    seconds = (run.finished or time.monotonic()) - run.started
+    ok = run.done - run.failed
+    head = f"{label}: {ok} succeeded, {run.failed} failed in {seconds:.1f} s"
+    if cancelled:
+        head += f" (cancelled after {run.done} rows)"
+    return head
+
+
+def _progress(run: BatchRun) -> str:
+    eta = run.eta()
+    parts = [f"{run.failed} failed"] if run.failed else []
+    if eta is not None:
+        parts.append(f"ETA {eta:.0f} s")
+    return ", ".join(parts)
+
+
+def _result(run: BatchRun, label: str) -> dict[str, Any]:
+    """The handle's result: a summary (the rows themselves are in ``run``, not copied into a dict)."""
+    structured = {"calls": run.done, "succeeded": run.done - run.failed, "failed": run.failed}
+    return {"content": [{"type": "text", "text": _summary(run, label)}], "structuredContent": structured}
+
+
+def prepare_batch(
+    mcp: NotebookMCP,
+    name: str,
+    rows: Any,
+    tools: Mapping[str, dict[str, Any]],
+    *,
+    concurrency: int,
+    on_error: OnError,
+    retries: int,
+    call_timeout: float | None,
+) -> BatchHandle:
+    """Decide once for the whole batch (the policy of a single call of this tool) and build its handle."""
+    server, tool = mcp._split(name)
+    client = mcp._client(server)
+    tool_def = mcp._tool_def(server, tool, tools)
+    mcp.policy.headless = mcp.headless
+    mcp.policy.headless_policy = check_verdict(mcp.config.effective_headless_policy())
+    decision = mcp.policy.decide(server, tool, tool_def)
+    count = len(rows) if hasattr(rows, "__len__") else None
+    summary = {"rows": count if count is not None else "an iterable (count unknown)"}
+    summary |= {"concurrency": concurrency, "on_error": on_error}
+    status = "awaiting-approval" if decision.verdict == "ask" else "running"
+    entry = mcp.audit.add(AuditEntry(server, tool, summary, decision.verdict, decision.by, status))
+    run = BatchRun(count)
+    seconds = call_timeout if call_timeout is not None else mcp.config.default_timeout
+
+    async def runner(progress: Any) -> dict[str, Any]:
+        last = [0.0]
+
+        def on_outcome(run: BatchRun, outcome: RowOutcome) -> None:
+            now = time.monotonic()
+            if now - last[0] >= _PROGRESS_EVERY or run.done == run.total:
+                last[0] = now
+                progress(run.done, run.total, _progress(run))
+
+        run.started = time.monotonic()
+        await client.aio.map(
+            tool,
+            rows,
+            concurrency=concurrency,
+            on_error=on_error,
+            retries=retries,
+            timeout=seconds,
+            on_outcome=on_outcome,
+            run=run,
+        )
+        return _result(run, handle.label)
+
+    handle = BatchHandle(
+        run=run,
+        server=server,
+        tool=tool,
+        arguments=summary,
+        tool_def=tool_def,
+        decision=decision,
+        entry=entry,
+        runner=runner,
+        runtime=mcp.runtime,
+        surface=mcp._surface,
+        interactive=not mcp.policy.headless,
+        trusted=mcp.policy.is_trusted(server),
+        remember=partial(mcp.policy.always_allow, server, tool),
+        trace=client.trace,
+        max_text=mcp.config.max_text,
+        max_image_bytes=mcp.config.max_image_bytes,
+    )
+    mcp._track(handle)
+    return handle
+
+
+def _raise_if_asked(handle: BatchHandle) -> BatchHandle:
+    if isinstance(handle.error, BatchError):
+        raise handle.error
+    return handle
+
+
+def map_rows(mcp: NotebookMCP, name: str, rows: Any, **options: Any) -> BatchHandle:
+    """The body of ``mcp.map``: ask (returning at once, like ``mcp.call``) or run and block until done."""
+    server, tool = mcp._split(name)
+    mcp._client(server)
+    handle = prepare_batch(mcp, name, rows, mcp._list_tools(server, tool), **options)
+    if handle.state == "awaiting-approval":
+        handle.show()
+        return handle
+    if handle.done():
+        return handle
+    try:
+        handle._launch()
+        handle._settle()
+    except KeyboardInterrupt:
+        handle.cancel()
+        raise
+    return _raise_if_asked(handle)
+
+
+async def map_async(mcp: NotebookMCP, name: str, rows: Any, **options: Any) -> BatchHandle:
+    """The body of ``await mcp.map_async``: shows the batch live and waits, approval clicks included."""
+    server, tool = mcp._split(name)
+    mcp._client(server)
+    tools = await mcp._list_tools_async(server, tool)
+    handle = prepare_batch(mcp, name, rows, tools, **options)
+    if handle.state == "running":
+        handle._launch()
+    if not handle.done() and not mcp.policy.headless:
+        handle.show()
+    await handle
+    return _raise_if_asked(handle)

@@ -1,0 +1,122 @@
+"""``Client.map``: one tool over many rows, same body over memory, stdio and HTTP (issue 9).
+
+Results come back in input order whatever order the calls finish in; at most ``concurrency`` calls are in
+flight; a generator is pulled only as workers free up (bounded memory); transient failures (a timeout) are
+retried and others are not; ``on_error="raise"`` stops at the first failing row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterator
+
+import pandas as pd
+import pytest
+
+from mcp_notebook.engine.batch import BatchError, is_transient
+from mcp_notebook.engine.server import Server
+from mcp_notebook.errors import ConnectionClosedError, JSONRPCError, RequestTimeoutError
+from tests.interaction._harness import WAIT, Connect
+
+
+def batch_server(state: dict[str, int]) -> Server:
+    server = Server("batch")
+
+    @server.tool
+    async def score(x: float, delay: float = 0.0) -> dict[str, float]:
+        """Twice x, after a delay; a negative x is the tool's own error."""
+        state["in_flight"] += 1
+        state["most"] = max(state["most"], state["in_flight"])
+        try:
+            await asyncio.sleep(delay)
+            if x < 0:
+                raise ValueError("negative x")
+            return {"twice": 2 * x}
+        finally:
+            state["in_flight"] -= 1
+
+    @server.tool
+    async def flaky(key: str) -> str:
+        """Hangs on its first call per key (the client times out and retries), answers afterwards."""
+        state[key] = state.get(key, 0) + 1
+        if state[key] == 1:
+            await asyncio.sleep(WAIT)
+        return f"ok {key}"
+
+    return server
+
+
+def fresh() -> dict[str, int]:
+    return {"in_flight": 0, "most": 0}
+
+
+async def test_results_are_in_input_order_aligned_with_the_index_with_errors_collected(
+    connect: Connect,
+) -> None:
+    state = fresh()
+    frame = pd.DataFrame(
+        {"x": [1.0, -1.0, 3.0, 4.0], "delay": [0.2, 0.0, 0.0, 0.1]}, index=["a", "b", "c", "d"]
+    )
+    async with connect(batch_server(state)) as client:
+        run = await client.map("score", frame, concurrency=3)
+    assert [o.label for o in run.outcomes] == ["a", "b", "c", "d"]
+    table = run.to_pandas()
+    assert list(table.index) == ["a", "b", "c", "d"]
+    assert list(table.columns) == ["twice", "error"]
+    assert table.loc["a", "twice"] == 2.0 and table.loc["d", "twice"] == 8.0
+    assert "negative x" in table.loc["b", "error"] and pd.isna(table.loc["a", "error"])
+    assert run.failed == 1 and state["most"] <= 3
+
+
+async def test_concurrency_bounds_the_calls_in_flight_and_a_generator_is_pulled_lazily(
+    connect: Connect,
+) -> None:
+    state = fresh()
+    pulled: list[int] = []
+
+    def rows() -> Iterator[dict[str, float]]:
+        for i in itertools.count():
+            if i == 20:
+                return
+            pulled.append(i)
+            # never more rows taken than calls finished plus the workers
+            assert len(pulled) <= state["finished"] + 4
+            yield {"x": float(i), "delay": 0.01}
+
+    state["finished"] = 0
+    async with connect(batch_server(state)) as client:
+
+        def count(run: object, outcome: object) -> None:
+            state["finished"] += 1
+
+        run = await client.map("score", rows(), concurrency=4, on_outcome=count)
+    assert list(run.to_pandas()["twice"]) == [2.0 * i for i in range(20)]
+    assert state["most"] <= 4 and run.total is None
+
+
+async def test_a_timeout_is_retried_and_a_tool_error_is_not(connect: Connect) -> None:
+    state = fresh()
+    async with connect(batch_server(state)) as client:
+        run = await client.map("flaky", ["p", "q"], timeout=0.5, retries=2, concurrency=2)
+        failed = await client.map("score", [{"x": -1.0}], retries=3)
+    assert list(run.to_pandas()["text"]) == ["ok p", "ok q"]
+    assert [o.attempts for o in run.outcomes] == [2, 2] and state["p"] == 2
+    assert failed.outcomes[0].attempts == 1 and "negative x" in (failed.outcomes[0].error or "")
+
+
+async def test_on_error_raise_stops_at_the_first_failing_row(connect: Connect) -> None:
+    state = fresh()
+    rows = [{"x": 1.0}, {"x": -1.0}] + [{"x": 1.0, "delay": 0.05}] * 50
+    async with connect(batch_server(state)) as client:
+        with pytest.raises(BatchError, match="negative x") as info:
+            await client.map("score", rows, on_error="raise", concurrency=2)
+    assert info.value.outcome.label == 1
+
+
+def test_what_counts_as_transient() -> None:
+    assert is_transient(RequestTimeoutError("t")) and is_transient(ConnectionClosedError("gone"))
+    assert is_transient(JSONRPCError(-32000, "HTTP 429", {"httpStatus": 429}))
+    assert is_transient(JSONRPCError(-32029, "Too Many Requests"))
+    assert not is_transient(JSONRPCError(-32602, "Invalid params"))
+    assert not is_transient(ValueError("bug"))

@@ -52,7 +52,7 @@ from .trace import Trace
 
 if TYPE_CHECKING:
     from ..auth.oauth import OAuth
-    from .batch import BatchRun, OnOutcome
+    from .batch import BatchRun, OnError, OnOutcome
     from .server import Server
 
 __all__ = ["Client", "InputRequest"]
@@ -462,7 +462,7 @@ class Client(TaskClientMixin):
         rows: Any,
         *,
         concurrency: int = 8,
-        on_error: Literal["collect", "raise"] = "collect",
+        on_error: OnError = "collect",
         retries: int = 2,
         backoff: float = 0.5,
         timeout: float | None = None,

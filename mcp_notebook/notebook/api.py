@@ -485,7 +485,7 @@ class NotebookMCP:
         from .batch import map_rows
 
         options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
-        return map_rows(self, name, rows, call_timeout=call_timeout, **options)
+        return map_rows(self, name, rows, call_timeout=call_timeout, view=_call_view, **options)
 
     async def map_async(
         self,
@@ -502,7 +502,7 @@ class NotebookMCP:
         from .batch import map_async
 
         options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
-        return await map_async(self, name, rows, call_timeout=call_timeout, **options)
+        return await map_async(self, name, rows, call_timeout=call_timeout, view=_call_view, **options)
 
     def form(self, name: str) -> ToolForm:
         """A form for the tool's inputSchema; submitting calls it and shows the call under the form."""

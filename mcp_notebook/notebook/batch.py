@@ -11,18 +11,41 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..engine.batch import BatchError, BatchRun, OnError, RowOutcome
-from .handle import CallHandle
+from .handle import CallHandle, CallView
 from .policy import AuditEntry, check_verdict
 from .render_base import esc, label_html, note_html, wrap
 from .render_table import table_parts
 
-if TYPE_CHECKING:
-    from .api import NotebookMCP
+__all__ = ["BatchError", "BatchHandle", "NotebookMCP", "map_async", "map_rows"]
 
-__all__ = ["BatchError", "BatchHandle", "map_async", "map_rows"]
+
+class NotebookMCP(Protocol):
+    """What a batch needs from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here so the
+    import runs one way (api -> batch; tests/test_layers.py)."""
+
+    @property
+    def policy(self) -> Any: ...
+    @property
+    def audit(self) -> Any: ...
+    @property
+    def config(self) -> Any: ...
+    @property
+    def runtime(self) -> Any: ...
+    @property
+    def headless(self) -> bool: ...
+    @property
+    def _surface(self) -> Any: ...
+
+    def _split(self, name: str) -> tuple[str, str]: ...
+    def _client(self, name: str) -> Any: ...
+    def _tool_def(self, server: str, tool: str, tools: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
+    def _list_tools(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
+    async def _list_tools_async(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
+    def _track(self, handle: CallHandle) -> None: ...
+
 
 _PROGRESS_EVERY = 0.2  # seconds between progress updates (a fast batch finishes thousands of rows a second)
 
@@ -113,6 +136,7 @@ def prepare_batch(
     on_error: OnError,
     retries: int,
     call_timeout: float | None,
+    view: CallView,
 ) -> BatchHandle:
     """Decide once for the whole batch (the policy of a single call of this tool) and build its handle."""
     server, tool = mcp._split(name)
@@ -168,6 +192,7 @@ def prepare_batch(
         trace=client.trace,
         max_text=mcp.config.max_text,
         max_image_bytes=mcp.config.max_image_bytes,
+        view=view,
     )
     mcp._track(handle)
     return handle

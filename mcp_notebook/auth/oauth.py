@@ -167,7 +167,9 @@ class OAuth:
                     current = await self.authenticate(server_url, challenge, step_up=step_up, stale=current)
                 except AuthError as exc:
                     raise AuthorizationFailed(f"authorization for {server_url} failed: {exc}") from None
-        response.release()
+        # Closed, not released to the pool: the sign-in may have taken longer than the server keeps an idle
+        # connection, and re-sending on a connection the server has just dropped fails with a reset.
+        response.close()
         request.headers["Authorization"] = f"Bearer {current.access_token}"
         return await handler(request)
 

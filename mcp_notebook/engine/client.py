@@ -42,7 +42,7 @@ from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
 from ..tools._jsonable import jsonable_arguments
 from ..tools._validation import schema_check
-from ..transports.base import Transport
+from ..transports.base import NeedsToolDefinitions, Serves, Transport
 from ..transports.memory import memory_pair
 from .client_inputs import _INPUT_METHODS, InputRequest
 from .client_tasks import TaskClientMixin, TaskStatusCallback
@@ -182,7 +182,7 @@ class Client(TaskClientMixin):
                 on_stderr=self._on_stderr,
                 on_invalid_line=self._on_invalid_line,
             )
-        if hasattr(target, "serve"):  # a Server: join it in memory (still JSON on the wire)
+        if isinstance(target, Serves):  # a Server: join it in memory (still JSON on the wire)
             client_side, server_side = memory_pair()
             self._server_task = asyncio.get_running_loop().create_task(target.serve(server_side))
             return client_side
@@ -391,7 +391,7 @@ class Client(TaskClientMixin):
                 self.trace.record("note", f"tool {tool.get('name')!r} left out: {reason}")
         self._tools = {tool["name"]: tool for tool in tools}
         transport = self.connection.transport
-        if hasattr(transport, "tools"):
+        if isinstance(transport, NeedsToolDefinitions):
             transport.tools = self._tools  # Mcp-Param-* headers of modern HTTP tool calls
         self._tools_stale = False
         # Modern servers send no list_changed (without a listen stream): the list is fresh for its ttlMs.

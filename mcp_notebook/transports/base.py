@@ -19,13 +19,14 @@ match that, never a name the peer declares about itself (DESIGN decision 14).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.jsonrpc import RequestId
 
-__all__ = ["CREDENTIAL_NAME", "Peer", "Serves", "Transport", "TransportClosed"]
+__all__ = ["CREDENTIAL_NAME", "NeedsToolDefinitions", "Peer", "Serves", "Transport", "TransportClosed"]
 
 # A credential's name becomes the principal approval rules match (``NAME.TOOL``): no dots, no glob characters.
 CREDENTIAL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
@@ -63,6 +64,16 @@ class Peer:
         return self.credential or self.transport
 
 
+@runtime_checkable
+class NeedsToolDefinitions(Protocol):
+    """A client transport that needs the tools' definitions from the layer above: the modern HTTP client
+    sends a tool's ``x-mcp-header`` arguments as ``Mcp-Param-*`` headers (SEP-2243). The client keeps
+    ``tools`` current after each ``tools/list``."""
+
+    tools: Mapping[str, Mapping[str, Any]]
+
+
+@runtime_checkable
 class Serves(Protocol):
     """What a server-side transport needs from the layer above: someone to serve each new connection."""
 

@@ -10,7 +10,7 @@ of a task started before a restart (its id is on the old output), as long as the
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.client_tasks import TaskCancelledError
 from ..protocol.errors import JSONRPCError, MCPError
@@ -21,7 +21,7 @@ from .render import ResultView
 from .views import TableView
 
 if TYPE_CHECKING:
-    from .api import NotebookMCP
+    from ..engine.sync import SyncClient
 
 __all__ = ["TaskBook", "cancel_task", "get_task", "list_tasks", "task_line"]
 
@@ -34,6 +34,17 @@ def task_line(task: dict[str, Any]) -> str:
     line = f"task {task_id}: {task.get('status', '?')}"
     message = task.get("statusMessage")
     return f"{line} ({message})" if message else line
+
+
+class NotebookMCP(Protocol):
+    """What the task commands need from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here
+    so that the import runs one way (api -> tasks; tests/test_layers.py)."""
+
+    task_book: TaskBook
+
+    def _client(self, name: str) -> SyncClient: ...
+
+    def connections(self) -> list[str]: ...
 
 
 class TaskBook:

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import ipywidgets as w
 
-from .render_base import esc, json_pre, json_text, note_html, wrap
+from .render_base import esc, json_text, note_html, wrap
 
 if TYPE_CHECKING:
     from .form import SchemaForm
@@ -115,7 +115,7 @@ def _arguments_table(arguments: Mapping[str, Any], defaults: Mapping[str, Any]) 
     if not rows:
         return '<div class="mcpnb-note">(no arguments)</div>'
     body = "".join(
-        f"<tr><td><code>{esc(k)}</code></td><td>{json_pre(v)}</td>"
+        f"<tr><td><code>{esc(k)}</code></td><td><code>{esc(json_text(v, indent=None))}</code></td>"
         f'<td class="mcpnb-note">{esc(note)}</td></tr>'
         for k, v, note in rows
     )
@@ -438,14 +438,22 @@ class ToolForm:
         self.handles.append(handle)
         handle._display_id = self.result_display_id  # the call updates its own output under the form
         handle._refresh(force=True)
+        handle.on_change(self._call_changed)
         self._surface.publish(self.bundle(), self.display_id, update=True)  # the snapshot: values sent
+
+    def _call_changed(self, handle: CallHandle) -> None:
+        if handle is self.handle and handle.done():  # the snapshot names how the last call ended
+            self._surface.publish(self.bundle(), self.display_id, update=True)
 
     # ---- display -------------------------------------------------------------------------------------------
     def static_bundle(self) -> dict[str, str]:
         """The form as static HTML/text: title, fields and their current values, the last call."""
         snapshot = self.form.snapshot()
         last = self.handle
-        note = f"last call: {last.label} — {last.state}" if last is not None else "no call made yet"
+        note = "no call made yet"
+        if last is not None:
+            args = ", ".join(f"{k}={json_text(v, indent=None)}" for k, v in last.arguments.items())
+            note = f"last call: {last.label}({args}) — {last.state}"
         text = f"form {self.label}\n" + "\n".join(f"  {k}: {v}" for k, v in snapshot["rows"]) + f"\n({note})"
         return {
             "text/html": wrap(

@@ -387,11 +387,10 @@ class Notebook:
         return self.panel.locator(stderr).all_inner_texts()
 
     def form_input(self, where: Locator, label: str) -> Locator:
-        """The input of the form field labelled ``label`` (the innermost box holding that label)."""
-        box = where.locator(".widget-vbox").filter(
-            has=self.page.locator(f'.widget-html b:text-is("{label}")')
-        )
-        return box.last.locator("input, textarea").first
+        """The input of the form field labelled ``label``: a field is its head (label, help, errors) and,
+        right after it, its control."""
+        head = where.locator(".widget-html").filter(has=self.page.locator(f'b:text-is("{label}")')).last
+        return head.locator("xpath=following-sibling::*[1]").locator("input, textarea").first
 
     def cell_index(self, source: str) -> int:
         """The index of the first code cell whose source contains ``source``."""

@@ -441,8 +441,11 @@ def test_form_submit_calls_and_renders_the_result_under_it(shell: Any) -> None:
     assert isinstance(handle, CallHandle)
     handle.wait(WAIT)
     assert handle.structured == {"result": 42}
-    last = published(shell)[-1]  # the result is its own output, under the form
-    assert last["transient"]["display_id"] == form.result_display_id and "42" in last["data"]["text/plain"]
+    outputs = published(shell)
+    [*_, last] = [o for o in outputs if o["transient"]["display_id"] == form.result_display_id]
+    assert "42" in last["data"]["text/plain"]  # the result is its own output, under the form
+    [*_, snapshot] = [o for o in outputs if o["transient"]["display_id"] == form.display_id]
+    assert "last call: add(a=20, b=22) — done" in snapshot["data"]["text/plain"]
 
     @mcp.tool
     def airport(code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]) -> str:

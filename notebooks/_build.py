@@ -79,8 +79,9 @@ def forecast(city: str, days: Annotated[int, Field(ge=1, le=14)] = 3) -> Forecas
     md("""
 ## 2. See its schema
 
-`%mcp tools` lists every tool this notebook can call. Open a row to see its schemas: `days` is an
-integer between 1 and 14 with a default of 3, and `city` is required.
+`%mcp tools` lists every tool this notebook can call. Under the table, open **schemas of forecast** to
+see its input and output schemas: `days` is an integer between 1 and 14 with a default of 3, and `city`
+is required.
 """),
     code("""
 %mcp tools
@@ -157,7 +158,8 @@ Everything above was JSON-RPC messages: `initialize`, `tools/list`, `tools/call`
 
 Try the demo server's other tools: `demo.count_slowly` (a progress bar with a **Cancel call** button),
 `demo.tone` (a sound), `demo.find_docs` (a resource link), `demo.book_table` (the server asks *you* a
-question) and `demo.divide b=0` (a tool error). `%mcp --help` lists every command.
+question) and `demo.divide a=1 b=0` (a tool error). Leave out a required argument
+(`%mcp call demo.divide b=0`) and you are told before any approval card appears. `%mcp --help` lists every command.
 """),
 ]
 

@@ -274,6 +274,8 @@ class NotebookMCP:
                     "transport": kind,
                     "target": shown,
                     "server": f"{info.get('name', '?')} {info.get('version', '')}".strip(),
+                    "title": info.get("title") or "",
+                    "instructions": client.aio.instructions or "",
                     "protocol": version.name if version is not None else "",
                     "trusted": self.policy.is_trusted(name),
                 }

@@ -310,10 +310,14 @@ class MCPMagics(Magics):
             return client  # the authorization card: it connects once the person has signed in
         info = client.server_info or {}
         version = client.negotiated_version
+        title = f" — {info['title']}" if isinstance(info.get("title"), str) and info["title"] else ""
         print(
             f"connected {ns.name!r}: {info.get('name', '?')} {info.get('version', '')}".rstrip()
-            + f" (protocol {version.name if version else '?'}). Tools: %mcp tools {ns.name}"
+            + f"{title} (protocol {version.name if version else '?'}). Tools: %mcp tools {ns.name}"
         )
+        instructions = client.aio.instructions
+        if isinstance(instructions, str) and instructions.strip():  # the server's own guidance (a claim)
+            print(f"The server's instructions: {instructions.strip()}")
 
     def _auth(self, rest: str) -> Any:
         return self.api.auth(self._parse("auth", rest).name)

@@ -85,6 +85,8 @@ class ToolsView(TableView):
         self.tools = tools  # (server, wire definition)
         rows = [_tool_row(server, tool) for server, tool in tools]
         columns = ["call as", "title", "description", "parameters", "hints"]
+        if not any(row["title"] for row in rows):  # no tool has one: no empty column (issue 11 item 12)
+            columns.remove("title")
         super().__init__(rows, columns, title="MCP tools", notes=notes)
 
     def schema(self, name: str) -> dict[str, Any]:
@@ -105,7 +107,7 @@ class ToolsView(TableView):
             if tool.get("annotations"):
                 parts.append(f"<b>annotations</b>{json_pre(tool.get('annotations'))}")
             details.append(
-                f'<details><summary class="mcpnb-note">schema of {esc(row["call as"])}</summary>'
+                f'<details><summary class="mcpnb-note">schemas of {esc(row["call as"])}</summary>'
                 f"{''.join(parts)}</details>"
             )
         if details:

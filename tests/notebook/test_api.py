@@ -67,7 +67,7 @@ def test_tool_decorator_bare_and_with_options_and_the_tools_table(shell: Any) ->
     assert view.rows[0]["parameters"] == "a*, b*"
     assert view.schema("remote.wipe")["annotations"] == {"destructiveHint": True}
     html = view._repr_mimebundle_()["text/html"]
-    assert "schema of remote.peek" in html and "<details>" in html
+    assert "schemas of remote.peek" in html and "<details>" in html
     assert [r["call as"] for r in mcp.tools("remote").rows] == ["remote.echo", "remote.peek", "remote.wipe"]
 
 

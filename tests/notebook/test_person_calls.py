@@ -192,3 +192,39 @@ def test_copy_as_code_keeps_text_readable_and_a_denial_by_code_is_not_you(
     clicked._widgets["approval"].deny.click()
     assert mcp.history()[-1].decided_by == "you: denied"
     assert mcp.history()[-1].magic == "%mcp call remote.echo message='Jose Smith'"
+
+
+def test_the_servers_title_and_instructions_are_shown_and_no_empty_title_column(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcp_notebook import Server
+
+    mcp = api(shell)
+    weather = Server("weather", title="Weather for everyone", instructions="Call forecast before alerts.")
+
+    @weather.tool
+    def forecast(city: str) -> str:
+        return city
+
+    mcp.connect("w", weather)
+    shell.run_line_magic("mcp", "connect w2 -- " + _stdio_weather())
+    printed = capsys.readouterr().out
+    assert "Weather over stdio" in printed and "The server's instructions: Be brief." in printed
+    row = next(r for r in mcp.servers().rows if r["name"] == "w")
+    assert (row["title"], row["instructions"]) == ("Weather for everyone", "Call forecast before alerts.")
+    html = mcp.tools("w")._repr_mimebundle_()["text/html"]
+    assert "<th>title</th>" not in html  # no tool has a title: no empty column
+    mcp.disconnect("w2")
+
+
+def _stdio_weather() -> str:
+    import shlex
+    import sys
+
+    code = (
+        "from mcp_notebook import Server\n"
+        "s = Server('w2', title='Weather over stdio', instructions='Be brief.')\n"
+        "s.tool(lambda: 'x', name='now')\n"
+        "s.run_stdio()\n"
+    )
+    return shlex.join([sys.executable, "-c", code])

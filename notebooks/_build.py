@@ -159,7 +159,8 @@ Everything above was JSON-RPC messages: `initialize`, `tools/list`, `tools/call`
 Try the demo server's other tools: `demo.count_slowly` (a progress bar with a **Cancel call** button),
 `demo.tone` (a sound), `demo.find_docs` (a resource link), `demo.book_table` (the server asks *you* a
 question) and `demo.divide a=1 b=0` (a tool error). Leave out a required argument
-(`%mcp call demo.divide b=0`) and you are told before any approval card appears. `%mcp --help` lists every command.
+(`%mcp call demo.divide b=0`) and you are told before any approval card appears. `%mcp --help` lists
+every command.
 """),
 ]
 

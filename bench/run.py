@@ -9,6 +9,7 @@ Prints one table per section (absolute numbers and ours-vs-SDK ratios), then one
 target. ``docs/benchmarks.md`` is rewritten only by a full run (all sections, not ``--quick``), so smoke runs
 never replace the published numbers; ``--write PATH`` writes anywhere, for any run.
 Sections whose transport does not exist yet print "not available yet" instead of failing.
+``bench/soak.py`` (memory and descriptors over 20,000 calls) writes a section of its own; a full run keeps it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import _common  # a sibling module: `python bench/run.py` puts bench/ first on sys.path
+import soak
 from _common import ROOT, Section, Settings
 
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -200,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         target = DOC
     if target is not None:
         text = report(sections, command, started, time.perf_counter() - t0)
+        soaked = soak.kept_section(target.read_text()) if target.exists() else None
+        if soaked is not None:  # bench/soak.py's section stays: this run did not repeat the soak
+            text = soak.with_section(text, soaked)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         print(f"wrote {target}", file=sys.stderr)

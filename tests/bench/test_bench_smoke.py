@@ -60,3 +60,20 @@ def test_quick_eras_benchmark_measures_both_eras_on_every_transport() -> None:
             line = rf"^ratio {transport} \({era} era\): \d+\.\d+x ours vs SDK"
             assert re.search(line, done.stdout, re.MULTILINE), done.stdout
     assert re.search(r"^ratio HTTP 16 concurrent clients \(modern era\)", done.stdout, re.MULTILINE)
+
+
+def test_soak_runs_and_reports_memory_and_descriptors() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "soak.py"), "--calls", "200"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: not flat, a finding to read, not a crash
+    rows = [
+        line for line in done.stdout.splitlines() if line.startswith("| stdio") or line.startswith("| http")
+    ]
+    assert len(rows) == 3, done.stdout
+    for row in rows:
+        assert "| 200 | 0 |" in row and "RSS" in row and "fds" in row, row  # 200 calls, none failed

@@ -34,7 +34,6 @@ from ..protocol.errors import (
     JSONRPCError,
     RemoteProtocolError,
 )
-from ..protocol.modern import META_LOG_LEVEL
 from ..protocol.session import Role, Session, has_capability
 from ..protocol.shapes import check_result
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
@@ -47,7 +46,14 @@ from ..transports.memory import memory_pair
 from .client_inputs import _INPUT_METHODS, InputRequest
 from .client_tasks import TaskClientMixin, TaskStatusCallback
 from .connection import Connection, IncomingRequest, ProgressCallback
-from .modern_client import ACKNOWLEDGED, Subscriptions, probe, remember_era, remembered_era
+from .modern_client import (
+    ACKNOWLEDGED,
+    Subscriptions,
+    modern_request,
+    probe,
+    remember_era,
+    remembered_era,
+)
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -315,34 +321,7 @@ class Client(TaskClientMixin):
             result = await connection.request(method, params, **options)
             check_result(method, params, result)  # a malformed result is an error here, not a surprise later
             return result
-        original = dict(params or {})
-        for _ in range(eras.MAX_INPUT_ROUNDS):
-            result = await connection.request(method, self._with_meta(original), **options)
-            step = eras.read_result(method, result)
-            if step is None:
-                check_result(method, original, result)
-                return result
-            responses = {key: await self._answer_modern(req) for key, req in step.requests.items()}
-            original = eras.retry_params(original, step, responses)
-        raise RemoteProtocolError(f"{method}: still input_required after {eras.MAX_INPUT_ROUNDS} rounds")
-
-    def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
-        sent = eras.modern_params(
-            params, self.session.version.name if self.session.version else "", self.capabilities(), self._info
-        )
-        if self._log_level is not None:
-            sent["_meta"][META_LOG_LEVEL] = self._log_level
-        return sent
-
-    async def _answer_modern(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One ``inputRequests`` entry, through the same handlers as a legacy server->client request."""
-        kind = _INPUT_METHODS.get(request["method"])
-        if kind is None:
-            raise RemoteProtocolError(f"the server asked for unknown input {request['method']!r}")
-        params = request.get("params")
-        return await self.answer_input(
-            InputRequest(kind, params if isinstance(params, dict) else {}, self.name)
-        )
+        return await modern_request(self, connection, method, params, options)
 
     async def _live(self) -> Connection:
         """The connection, after starting a new HTTP session if the server ended ours.
@@ -373,7 +352,7 @@ class Client(TaskClientMixin):
         while True:
             result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
             items.extend(result.get(field, []))
-            deadline = min(deadline, eras.cache_deadline(result))
+            deadline = min(deadline, eras.cache_deadline(eras.era_meta(result)))
             cursor = result.get("nextCursor")
             if cursor is None:
                 return items, deadline
@@ -410,8 +389,13 @@ class Client(TaskClientMixin):
         return dict(self._tools)
 
     def _tools_outdated(self, want: str | None) -> bool:
-        expired = self._tools_deadline is not None and time.monotonic() >= self._tools_deadline
-        return self._tools_stale or expired or (want is not None and want not in self._tools)
+        return self._tools_stale or self._tools_expired() or (want is not None and want not in self._tools)
+
+    def _tools_expired(self) -> bool:
+        """Past a modern list's ``ttlMs``, unless a listen stream carries tools/list_changed (caching)."""
+        if self._tools_deadline is None or self.subscriptions.listening_for("toolsListChanged"):
+            return False
+        return time.monotonic() >= self._tools_deadline
 
     async def call_tool(
         self,
@@ -493,28 +477,41 @@ class Client(TaskClientMixin):
         )
 
     async def _refresh_tools_if_needed(self, name: str) -> None:
-        """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call."""
-        if self._tools_outdated(name) and has_capability(self.server_capabilities, ("tools",)):
+        """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call; past
+        its ttlMs it is still used, and listed again only if a result then fails its outputSchema."""
+        stale = self._tools_stale or name not in self._tools
+        if stale and has_capability(self.server_capabilities, ("tools",)):
             with contextlib.suppress(JSONRPCError):
                 await self.list_tools()
             self._tools_stale = False  # even when listing failed: do not retry on every call
 
     async def _check_structured(self, name: str, result: dict[str, Any]) -> None:
-        """Structured results are checked against the tool's outputSchema (server/tools#output-schema)."""
+        """Structured results are checked against the tool's outputSchema (server/tools#output-schema);
+        judged by a cached list past its ttlMs, a mismatch is checked again against a fresh list."""
+        problem = self._structured_problem(name, result)
+        if problem is not None and self._tools_expired():
+            with contextlib.suppress(JSONRPCError):
+                await self.list_tools()
+            problem = self._structured_problem(name, result)
+        if problem is not None:
+            raise RemoteProtocolError(problem)
+
+    def _structured_problem(self, name: str, result: dict[str, Any]) -> str | None:
         schema = (self._tools.get(name) or {}).get("outputSchema")
         if not isinstance(schema, dict):
-            return
+            return None
         if "structuredContent" not in result:
-            raise RemoteProtocolError(f"tool {name!r} has an outputSchema but returned no structuredContent")
+            return f"tool {name!r} has an outputSchema but returned no structuredContent"
         try:
             check = schema_check(schema)  # compiled once per distinct schema, shared (tools/_validation.py)
         except ValueError as exc:
-            raise RemoteProtocolError(f"tool {name!r} has an unusable outputSchema: {exc}") from exc
+            return f"tool {name!r} has an unusable outputSchema: {exc}"
         problems = check.problems(result["structuredContent"])
-        if problems:
-            raise RemoteProtocolError(
-                f"tool {name!r} returned structuredContent not matching its outputSchema: {problems[0]}"
-            )
+        return (
+            f"tool {name!r} returned structuredContent not matching its outputSchema: {problems[0]}"
+            if problems
+            else None
+        )
 
     # ---- resources, prompts, completion, logging, ping ---------------------------------------------------
     async def list_resources(self) -> list[dict[str, Any]]:

@@ -28,10 +28,18 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from ..protocol import era as eras
-from ..protocol.errors import ConnectionClosedError, JSONRPCError, MCPError, RequestTimeoutError
+from ..protocol.errors import (
+    ConnectionClosedError,
+    JSONRPCError,
+    MCPError,
+    RemoteProtocolError,
+    RequestTimeoutError,
+)
 from ..protocol.jsonrpc import RequestId
-from ..protocol.modern import LISTEN_FLAGS, META_SUBSCRIPTION_ID
+from ..protocol.modern import LISTEN_FLAGS, META_LOG_LEVEL, META_SUBSCRIPTION_ID
 from ..protocol.session import has_capability
+from ..protocol.shapes import check_result
+from .client_inputs import _INPUT_METHODS, InputRequest
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -82,6 +90,7 @@ __all__ = [
     "Subscription",
     "Subscriptions",
     "era_key",
+    "modern_request",
     "probe",
     "remember_era",
     "remembered_era",
@@ -365,3 +374,44 @@ async def probe(client: Client, connection: Connection) -> eras.UseModern | eras
             return verdict
         version = verdict.version
     return eras.UseLegacy("the server rejected every modern version we proposed")
+
+
+# ---- one modern request -----------------------------------------------------------------------------------
+async def modern_request(
+    client: Client,
+    connection: Connection,
+    method: str,
+    params: dict[str, Any] | None,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """A 2026-07-28 request: ``_meta`` added; an ``input_required`` result answered through the client's
+    input handlers and retried with a new id (MRTR) until it is complete."""
+    original = dict(params or {})
+    for _ in range(eras.MAX_INPUT_ROUNDS):
+        sent = eras.modern_params(
+            original,
+            client.session.version.name if client.session.version else "",
+            client.capabilities(),
+            client._info,
+        )
+        if client._log_level is not None:
+            sent["_meta"][META_LOG_LEVEL] = client._log_level
+        result = await connection.request(method, sent, **options)
+        step = eras.read_result(method, result)
+        if step is None:
+            check_result(method, original, result)
+            return eras.plain_result(method, result)
+        responses = {key: await _answer(client, req) for key, req in step.requests.items()}
+        original = eras.retry_params(original, step, responses)
+    raise RemoteProtocolError(f"{method}: still input_required after {eras.MAX_INPUT_ROUNDS} rounds")
+
+
+async def _answer(client: Client, request: dict[str, Any]) -> dict[str, Any]:
+    """One ``inputRequests`` entry, through the same handlers as a legacy server->client request."""
+    kind = _INPUT_METHODS.get(request["method"])
+    if kind is None:
+        raise RemoteProtocolError(f"the server asked for unknown input {request['method']!r}")
+    params = request.get("params")
+    return await client.answer_input(
+        InputRequest(kind, params if isinstance(params, dict) else {}, client.name)
+    )

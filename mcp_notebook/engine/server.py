@@ -66,8 +66,10 @@ class Server:
         run_sync: RunSync | None = None,
         run_async: RunAsync | None = None,
         trace_size: int = 2000,
-        cache_ttl_ms: int = 0,
+        cache_ttl_ms: int = 60_000,
         cache_scope: Literal["public", "private"] = "public",
+        read_cache_ttl_ms: int = 0,
+        read_cache_scope: Literal["public", "private"] = "private",
         approve: Approver | None = None,
         state_key: str | bytes | None = None,
     ) -> None:
@@ -88,10 +90,14 @@ class Server:
         # None: every call runs. The notebook's serving installs its policy, console and audit log here.
         self.approve: Approver | None = approve
         self.trace_size = trace_size
-        # 2026-07-28 caching hints (server/utilities/caching). A notebook's tools change whenever a cell is
-        # re-run, so results are stale at once by default; the lists never vary by caller, hence "public".
+        # 2026-07-28 caching hints (server/utilities/caching) of server/discover and the lists: fresh for a
+        # minute (a client listening for list_changed hears of a re-run cell at once; one that does not
+        # lists again within the minute), the same for every caller, hence "public". Resource contents may
+        # differ per user and change any time: stale at once and "private" unless declared otherwise.
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
+        self.read_cache_ttl_ms = read_cache_ttl_ms
+        self.read_cache_scope = read_cache_scope
         # Seals MRTR requestState. A fresh key per process unless ``state_key`` is given: workers behind one
         # load balancer share it, and a restart with it keeps live states valid (DESIGN decision 18).
         self.state_sealer = StateSealer(_state_key(state_key) if state_key else secrets.token_bytes(32))

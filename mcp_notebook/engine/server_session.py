@@ -141,9 +141,11 @@ class ServerSession:
         except modern.MissingClientCapability as exc:
             raise exc.error from None
         server = self.server
-        return modern.complete(
-            result, request.method, server.info, ttl_ms=server.cache_ttl_ms, cache_scope=server.cache_scope
-        )
+        if request.method == "resources/read":  # contents: per user, changing (never assumed public)
+            ttl, scope = server.read_cache_ttl_ms, server.read_cache_scope
+        else:
+            ttl, scope = server.cache_ttl_ms, server.cache_scope
+        return modern.complete(result, request.method, server.info, ttl_ms=ttl, cache_scope=scope)
 
     async def on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/initialized":

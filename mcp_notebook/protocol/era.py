@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from .errors import RemoteProtocolError
 from .modern import (
+    CACHEABLE,
     EXTENSION_METHODS,
     HEADER_MISMATCH,
     META_CLIENT_CAPABILITIES,
@@ -40,6 +41,7 @@ __all__ = [
     "ERA_MODES",
     "MAX_INPUT_ROUNDS",
     "EraMode",
+    "EraResult",
     "InputRequired",
     "ModernServer",
     "ProbeVerdict",
@@ -50,11 +52,13 @@ __all__ = [
     "classify_discover_error",
     "classify_discover_result",
     "client_capabilities",
+    "era_meta",
     "http_headers",
     "invalid_param_headers",
     "is_modern_method",
     "modern_params",
     "param_headers",
+    "plain_result",
     "read_result",
     "retry_params",
 ]
@@ -321,3 +325,56 @@ def cache_deadline(result: Mapping[str, Any], now: float | None = None) -> float
     ttl = result.get("ttlMs")
     seconds = ttl / 1000.0 if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0 else 0.0
     return (time.monotonic() if now is None else now) + seconds
+
+
+# ---- one result shape in both eras ------------------------------------------------------------------------
+# Methods both eras have: their 2026-07-28 results lose what legacy results never carry.
+_PLAIN_METHODS = frozenset(
+    {
+        "tools/call",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    }
+)
+
+
+class EraResult(dict[str, Any]):
+    """A result in its legacy shape; ``era_meta`` holds the 2026-07-28 fields taken out of it
+    (``resultType``, ``ttlMs``, ``cacheScope``, ``serverInfo``) for a caller who wants them."""
+
+    era_meta: dict[str, Any]
+
+
+def plain_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A complete modern result in the shape a legacy session gets (one shape for callers); the protocol
+    fields move to :attr:`EraResult.era_meta`. Other results (``resultType: "task"``, methods only one
+    era has) are returned as they are."""
+    if method not in _PLAIN_METHODS or result.get("resultType", "complete") != "complete":
+        return result
+    plain = EraResult(result)
+    moved: dict[str, Any] = {"resultType": plain.pop("resultType", "complete")}
+    if method in CACHEABLE:
+        for key in ("ttlMs", "cacheScope"):
+            if key in plain:
+                moved[key] = plain.pop(key)
+    meta = plain.get("_meta")
+    if isinstance(meta, dict) and META_SERVER_INFO in meta:
+        moved["serverInfo"] = meta[META_SERVER_INFO]
+        rest = {k: v for k, v in meta.items() if k != META_SERVER_INFO}
+        if rest:
+            plain["_meta"] = rest
+        else:
+            del plain["_meta"]
+    plain.era_meta = moved
+    return plain
+
+
+def era_meta(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The 2026-07-28 fields of a result: :attr:`EraResult.era_meta`, or the result itself."""
+    meta: Mapping[str, Any] = getattr(result, "era_meta", result)
+    return meta

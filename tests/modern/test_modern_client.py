@@ -89,7 +89,7 @@ async def test_auto_picks_modern_and_every_request_carries_meta(kind: str) -> No
         tools = {tool["name"] for tool in await client.list_tools()}
         assert {"add", "greet", "two_steps"} <= tools
         result = await client.call_tool("add", {"a": 2, "b": 3})
-        assert result["resultType"] == "complete"
+        assert "resultType" not in result and era.era_meta(result)["resultType"] == "complete"
         assert result["structuredContent"] == {"result": 5}
         assert (await client.get_prompt("hello", {"name": "Bo"}))["messages"]
         assert (await client.read_resource("note://one"))["contents"]

@@ -13,14 +13,14 @@ from mcp_notebook.notebook.connections import Connections
 
 
 def test_a_modern_servers_tools_are_not_stale_forever_in_the_notebook() -> None:
-    server = Server("growing")  # cache_ttl_ms=0: every tools/list result is stale at once
+    server = Server("growing", cache_ttl_ms=0)  # every tools/list result is stale at once
 
     @server.tool
     def first() -> str:
         return "1"
 
     def opener(name: str, target: Any, **options: Any) -> SyncClient:
-        return SyncClient(target, runtime=get_runtime(), name=name, era="modern", **options)
+        return SyncClient(target, runtime=get_runtime(), name=name, era="modern", listen=False, **options)
 
     connections = Connections(opener, lambda: Server("local"))
     try:

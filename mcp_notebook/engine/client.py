@@ -53,6 +53,7 @@ from .modern_client import (
     probe,
     remember_era,
     remembered_era,
+    with_meta,
 )
 from .trace import Trace
 
@@ -322,6 +323,9 @@ class Client(TaskClientMixin):
             check_result(method, params, result)  # a malformed result is an error here, not a surprise later
             return result
         return await modern_request(self, connection, method, params, options)
+
+    def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
+        return with_meta(self, params)
 
     async def _live(self) -> Connection:
         """The connection, after starting a new HTTP session if the server ended ours.

@@ -42,6 +42,7 @@ from ..protocol.shapes import check_result
 from .client_inputs import _INPUT_METHODS, InputRequest
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from .connection import Connection
     from .trace import Trace
 
@@ -77,7 +78,15 @@ class Client(Protocol):
     @property
     def server_capabilities(self) -> dict[str, Any]: ...
 
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def _log_level(self) -> str | None: ...
+
     def capabilities(self) -> dict[str, Any]: ...
+
+    async def answer_input(self, request: InputRequest) -> dict[str, Any]: ...
 
     async def request(
         self, method: str, params: dict[str, Any] | None = None, **options: Any
@@ -94,6 +103,7 @@ __all__ = [
     "probe",
     "remember_era",
     "remembered_era",
+    "with_meta",
 ]
 
 log = logging.getLogger("mcp_notebook.engine.client")
@@ -388,15 +398,7 @@ async def modern_request(
     input handlers and retried with a new id (MRTR) until it is complete."""
     original = dict(params or {})
     for _ in range(eras.MAX_INPUT_ROUNDS):
-        sent = eras.modern_params(
-            original,
-            client.session.version.name if client.session.version else "",
-            client.capabilities(),
-            client._info,
-        )
-        if client._log_level is not None:
-            sent["_meta"][META_LOG_LEVEL] = client._log_level
-        result = await connection.request(method, sent, **options)
+        result = await connection.request(method, with_meta(client, original), **options)
         step = eras.read_result(method, result)
         if step is None:
             check_result(method, original, result)
@@ -404,6 +406,15 @@ async def modern_request(
         responses = {key: await _answer(client, req) for key, req in step.requests.items()}
         original = eras.retry_params(original, step, responses)
     raise RemoteProtocolError(f"{method}: still input_required after {eras.MAX_INPUT_ROUNDS} rounds")
+
+
+def with_meta(client: Client, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with this client's per-request ``_meta`` (version, capabilities, info, log level)."""
+    version = client.session.version
+    sent = eras.modern_params(params, version.name if version else "", client.capabilities(), client._info)
+    if client._log_level is not None:
+        sent["_meta"][META_LOG_LEVEL] = client._log_level
+    return sent
 
 
 async def _answer(client: Client, request: dict[str, Any]) -> dict[str, Any]:

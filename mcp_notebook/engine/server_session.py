@@ -52,6 +52,8 @@ class Server(Protocol):
     trace_size: int
     cache_ttl_ms: int
     cache_scope: Literal["public", "private"]
+    read_cache_ttl_ms: int
+    read_cache_scope: Literal["public", "private"]
     run_sync: RunSync
     run_async: RunAsync | None
     elicitation_fallback: ElicitationFallback | None

@@ -170,6 +170,10 @@ class MCPMagics(Magics):
         p.add_argument("action", choices=["get", "cancel"])
         p.add_argument("target", help="SERVER.TASK_ID, or TASK_ID with one connection or --server")
         p.add_argument("--server", help="the connection the task belongs to")
+        p = self._add(
+            "app", "Open a tool's MCP App (its ui:// resource) without calling the tool.", self._app
+        )
+        p.add_argument("target", help="TOOL or SERVER.TOOL")
         p = self._add("history", "The audit log of calls and decisions, with copy-as-code.", self._history)
         p.add_argument("--last", type=int, default=0, help="only the last N entries")
         p = self._add(
@@ -381,6 +385,9 @@ class MCPMagics(Magics):
             return cancel_task(self.api, ns.target, ns.server)
         except ValueError as exc:
             raise UsageError(f"%mcp task: {exc}") from None
+
+    def _app(self, rest: str) -> Any:
+        return self.api.app(self._parse("app", rest).target)
 
     def _history(self, rest: str) -> Any:
         return self.api.history(last=self._parse("history", rest).last or None)

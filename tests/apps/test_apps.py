@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.core.error import UsageError
 
 from mcp_notebook import Server
 from mcp_notebook.notebook.apps import APP_MIME, EXTENSION, app_only, ui_meta, visibility
@@ -179,6 +180,11 @@ def _apps_server() -> Server:
         """Not for apps."""
         return "no"
 
+    @server.tool
+    def plain() -> str:
+        """No app at all."""
+        return "plain"
+
     return server
 
 
@@ -276,3 +282,14 @@ def test_view_gets_the_document_input_and_result(shell: Any) -> None:
     bad = AppView(mcp, "apps", {"name": "x"}, "ui://apps/view.html")
     bad.load({"contents": [{"uri": "ui://apps/view.html", "mimeType": "text/html", "text": VIEW}]})
     assert "not an MCP App" in bad.status and bad.html == ""
+
+
+def test_app_opens_without_a_call(shell: Any) -> None:
+    mcp = shell.user_ns["mcp"]
+    mcp.connect("apps", _apps_server())
+    view = shell.run_line_magic("mcp", "app apps.show")
+    assert isinstance(view, AppView) and view.uri == "ui://apps/view.html"
+    assert view.tool_info["tool"]["name"] == "show" and view.tool_input is None and view.tool_result is None
+    assert not [e for e in mcp.audit.entries() if e.kind == "call"]  # nothing was called
+    with pytest.raises(UsageError, match=r"apps\.plain has no app"):
+        shell.run_line_magic("mcp", "app apps.plain")

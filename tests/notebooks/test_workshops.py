@@ -87,6 +87,15 @@ EXPECTED: dict[str, list[str]] = {
         "'values': ['homesick', 'hopeful']",  # completion of a prompt argument
         "'values': ['hobbit']",  # ... and of a template variable
     ],
+    "08_design_exercise": [
+        "['README.md', 'src/tidy.py', 'tests/test_tidy.py']",  # listed inside the client's roots
+        "['Which language should the summary be in?'] -> {'language': 'fr'",  # form elicitation
+        "Tidy range les fichiers d'un dossier par type",  # ... then sampling
+        "this client shares no roots: tell it which project folder to use",  # capability checked first
+        "exists already: #1",  # a duplicate issue is a tool error
+        "a call took 0.6 s and the tool cannot run as a task",  # lint's long-calls rule
+        "check of project.create_issue: PASS (12/12 points)",  # the design, checked
+    ],
     "06_under_the_hood": [
         '<svg class="mcpnb-seq"',  # the trace as a sequence diagram
         "check of shout: PASS",  # the exercise, checked

@@ -155,7 +155,7 @@ class OAuth:
         sent = tokens.access_token if tokens is not None else None
         async with self._guard():
             current = self._load_tokens(resource)
-            if current is None or current.access_token == sent:
+            if current is None or current.access_token == sent or current.expired():
                 if step_up:
                     self._step_ups += 1
                     if self._step_ups > self.max_step_ups:

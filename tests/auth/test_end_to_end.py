@@ -203,3 +203,19 @@ async def test_expired_token_is_refreshed_not_signed_in_again(auth_server: Local
         assert len(browser.opened) == 1
     finally:
         await http.stop()
+
+
+async def test_expired_token_without_refresh_gets_a_new_one(auth_server: LocalAS) -> None:
+    """A stored token past its expiry and no refresh token: the 401 leads to a new token, not to the old
+    one being sent again."""
+    http, _ = await _protect(auth_server)
+    store = MemoryTokenStore()
+    expired = auth_server.mint(http.url, expires_in=-120)
+    store.set(f"token:{http.url}", {"access_token": expired, "issuer": auth_server.issuer, "expires_at": 1.0})
+    oauth = OAuth(grant="client_credentials", client_id="machine", client_secret="s3cret", store=store)
+    try:
+        async with Client(http.url, auth=oauth) as client:
+            assert (await client.call_tool("add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
+        assert oauth.access_token(http.url) not in (None, expired)
+    finally:
+        await http.stop()

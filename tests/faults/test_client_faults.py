@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from aiohttp import web
@@ -51,17 +51,21 @@ async def http_peer() -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
 
 # ---- HTTP --------------------------------------------------------------------------------------------------
 @posix_only
+@pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_http_server_killed_after_the_first_sse_event_fails_the_call_fast(
-    http_peer: tuple[str, asyncio.subprocess.Process],
+    http_peer: tuple[str, asyncio.subprocess.Process], era: Literal["legacy", "modern"]
 ) -> None:
+    """Legacy streams carry event ids, so the client may resume them: it must not back off against a port
+    nobody listens on any more. 2026-07-28 streams never resume: the call fails at once."""
     url, proc = http_peer
-    async with Client(url, timeout=60, era="legacy") as client:  # (2026-07-28 streams never resume)
+    async with Client(url, timeout=60, era=era) as client:
+        assert client.is_modern == (era == "modern")
         progressed = asyncio.Event()
         call = asyncio.ensure_future(client.call_tool("slow", progress_callback=lambda *_: progressed.set()))
         await asyncio.wait_for(progressed.wait(), WAIT)  # the call's SSE stream carried its first event
         os.kill(proc.pid, signal.SIGKILL)
         killed = time.monotonic()
-        with pytest.raises(ConnectionClosedError, match="cannot reach"):
+        with pytest.raises(MCPError, match="cannot reach" if era == "legacy" else "SSE stream"):
             await asyncio.wait_for(call, WAIT)
         assert time.monotonic() - killed < FAST  # was 1+2+4+8+16 s of resume backoff against a closed port
 
@@ -170,6 +174,24 @@ async def test_a_peer_that_hangs_times_out_and_is_still_shut_down_in_bounded_tim
         await asyncio.wait_for(client.connect(), WAIT)  # connect() closes what it opened on failure
     assert transport.returncode == -signal.SIGKILL  # it ignored EOF and SIGTERM
     assert time.monotonic() - started < FAST
+
+
+async def test_an_http_server_that_accepts_and_never_answers_times_out() -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # reads the request, answers nothing, until the client hangs up
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        client = Client(f"http://127.0.0.1:{port}/mcp", timeout=2.0, probe_timeout=2.0)
+        started = time.monotonic()
+        with pytest.raises(RequestTimeoutError):
+            await asyncio.wait_for(client.connect(), WAIT)
+        assert time.monotonic() - started < FAST
+    finally:
+        server.close()
+        await asyncio.wait_for(server.wait_closed(), WAIT)
 
 
 async def test_mcp_errors_are_the_only_errors_a_dead_peer_raises() -> None:

@@ -145,7 +145,7 @@ def review_format(kind: str = "code") -> str:
     )
 
 
-@assistant.tool(annotations={"readOnlyHint": True}, execution={"taskSupport": "optional"})
+@assistant.tool(annotations={"readOnlyHint": True}, execution={"taskSupport": "required"})
 async def full_report(ctx: Context, seconds: Annotated[float, Field(ge=0, le=30)] = 1.0) -> dict[str, object]:
     """A long report on the whole project (slow: callers should run it as a task).
 
@@ -225,11 +225,11 @@ again = mcp.call("project.create_issue", title=title, body="again")
 first.structured, again.result["isError"], again.result["content"][0]["text"]
 """),
     md("""
-**The long report.** `full_report` takes a while; it declares `execution.taskSupport: "optional"`, so a
-client that speaks the Tasks extension can start it as a task, poll its status and cancel it, instead of
-holding a request open. (Task calls from the notebook are being added; here it runs as a plain call with
-progress.) The lint's *long-calls* rule flags a slow tool that cannot run as a task: compare the report
-(declared) with a slow tool that does not declare it.
+**The long report.** `full_report` takes a while, so it declares `execution.taskSupport: "required"`: a
+client must start it as a **task**, which answers at once with a task id; the client then polls the
+task's status and fetches the result when it is done (or cancels it), instead of holding one request open
+for minutes. The notebook does that for you: the call below runs as a task, and `%mcp tasks` lists it.
+The lint's *long-calls* rule flags the opposite mistake, a slow tool that cannot run as a task:
 """),
     code('''
 @assistant.tool(annotations={"readOnlyHint": True})
@@ -248,6 +248,9 @@ lint = mcp.lint("project", long_call=0.5)
 print([f.problem for f in lint.findings if f.rule == "long-calls"])
 lint
 '''),
+    code("""
+%mcp tasks project
+"""),
     md("""
 ## 5. Check the design
 

@@ -300,6 +300,26 @@ def _results(t: ToolFacts) -> Iterator[Problem]:
         )
 
 
+def _app(t: ToolFacts) -> Iterator[Problem]:
+    """MCP Apps metadata (ext-apps spec: McpUiToolMeta)."""
+    meta = t.definition.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    if not isinstance(ui, Mapping):
+        return
+    uri = ui.get("resourceUri")
+    if uri is not None and not (isinstance(uri, str) and uri.startswith("ui://")):
+        yield "error", f"_meta.ui.resourceUri is {uri!r}", "name a ui:// resource (hosts render nothing else)"
+    seen = ui.get("visibility")
+    if seen is not None and not (isinstance(seen, list) and seen and set(seen) <= {"model", "app"}):
+        yield "error", f"_meta.ui.visibility is {seen!r}", 'use a non-empty list of "model" and "app"'
+    if "csp" in ui or "permissions" in ui:
+        yield (
+            "warning",
+            "csp/permissions sit on the tool, where hosts ignore them",
+            ("put them in the ui:// resource's _meta.ui (its resources/read content)"),
+        )
+
+
 ToolRule = Callable[[ToolFacts], Iterable[Problem]]
 TOOL_RULES: dict[str, ToolRule] = {
     "name": _name,
@@ -313,6 +333,7 @@ TOOL_RULES: dict[str, ToolRule] = {
     "output-schema": _output_schema,
     "long-calls": _execution,
     "results": _results,
+    "app": _app,
 }
 
 

@@ -293,3 +293,14 @@ def test_app_opens_without_a_call(shell: Any) -> None:
     assert not [e for e in mcp.audit.entries() if e.kind == "call"]  # nothing was called
     with pytest.raises(UsageError, match=r"apps\.plain has no app"):
         shell.run_line_magic("mcp", "app apps.plain")
+
+
+def test_view_hears_of_a_cancelled_call(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ui/notifications/tool-cancelled: a call that ends without a result tells the view why."""
+    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")
+    mcp, view, _front = _view(shell)
+    handle = mcp.prepare("apps.show", {"n": 1})  # awaiting approval: nothing sent yet
+    view.follow(handle)
+    assert view.tool_input == {"n": 1} and view.tool_cancelled is None
+    handle.cancel()
+    assert view.tool_cancelled == "the call cancelled" and view.tool_result is None

@@ -117,7 +117,7 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) ->
     """``@mcp.tool(app=...)``: the notebook serves the tool and its ui:// resource; calling it renders the
     app with this notebook's own host, and a hand-written view (no library) speaks the bridge."""
     view = (
-        "<!doctype html><html><body><div id='out'>waiting</div><script>\n"
+        "<!doctype html><html><body><div id='out'>waiting</div><div id='partial'></div><script>\n"
         "const post = (m) => parent.postMessage(Object.assign({jsonrpc: '2.0'}, m), '*');\n"
         "addEventListener('message', (e) => {\n"
         "  const m = e.data;\n"
@@ -125,6 +125,8 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) ->
         " document.body.dataset.theme = m.result.hostContext.theme; }\n"
         "  if (m.method === 'ui/notifications/tool-result')"
         " document.getElementById('out').textContent = 'sum is ' + m.params.structuredContent.result;\n"
+        "  if (m.method === 'ui/notifications/tool-input-partial')"
+        " document.getElementById('partial').textContent = 'partial ' + JSON.stringify(m.params.arguments);\n"
         "});\n"
         "post({id: 1, method: 'ui/initialize', params: {protocolVersion: '2026-01-26',"
         " appInfo: {name: 'adder-view', version: '1'}, appCapabilities: {}}});\n"
@@ -136,6 +138,8 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) ->
         "    '''Add two numbers.'''\n    return a + b",
         "%mcp call add a=2 b=40",
         "%mcp read ui://notebook/add.html",
+        "v = %mcp app add\nv",
+        "v.send_partial_input({'a': 7})",
     ]
     notebook = open_notebook(cells)
     notebook.run_all()
@@ -144,3 +148,7 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) ->
     expect(app.locator("#out")).to_have_text("sum is 42", timeout=KERNEL_TIMEOUT_MS)
     expect(app.locator("body")).to_have_attribute("data-theme", "light")
     expect(notebook.output(3)).to_contain_text("text/html;profile=mcp-app")
+    # %mcp app: the same app, opened without a call; arguments still being written stream to it
+    opened = notebook.output(4).frame_locator("iframe.mcpnb-app-frame")
+    expect(opened.locator("#partial")).to_have_text('partial {"a":7}', timeout=KERNEL_TIMEOUT_MS)
+    expect(opened.locator("#out")).to_have_text("waiting")  # no call, no result

@@ -106,6 +106,9 @@ BAD: list[tuple[str, ToolFacts, str]] = [
         ToolFacts(GOOD, [_call(error={"code": -32603, "message": "boom"})]),
         "JSON-RPC error (-32603",
     ),
+    ("app", ToolFacts(_with(_meta={"ui": {"resourceUri": "https://x/app.html"}})), "resourceUri is 'https"),
+    ("app", ToolFacts(_with(_meta={"ui": {"resourceUri": "ui://a", "visibility": ["user"]}})), "['user']"),
+    ("app", ToolFacts(_with(_meta={"ui": {"resourceUri": "ui://a", "csp": {}}})), "hosts ignore them"),
 ]
 
 

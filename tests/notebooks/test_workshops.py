@@ -94,6 +94,8 @@ EXPECTED: dict[str, list[str]] = {
         "this client shares no roots: tell it which project folder to use",  # capability checked first
         "exists already: #1",  # a duplicate issue is a tool error
         "a call took 0.6 s and the tool cannot run as a task",  # lint's long-calls rule
+        "{'issues': 1, 'readme_lines': 4, 'verdict': 'tidy enough'}",  # the long report, run as a task
+        "full_report  completed",  # ... listed by %mcp tasks
         "check of project.create_issue: PASS (12/12 points)",  # the design, checked
     ],
     "06_under_the_hood": [

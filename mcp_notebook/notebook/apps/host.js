@@ -256,6 +256,9 @@ function render({ model, el }) {
     model.off("msg:custom", onCustom);
     model.off("change:html", load);
     model.off("change:status", showStatus);
+    for (const name of ["tool_input", "tool_input_partial", "tool_result", "tool_cancelled"]) {
+      model.off(`change:${name}`, onChange);
+    }
     themeWatch.disconnect();
     sizeWatch.disconnect();
   };

@@ -146,6 +146,23 @@ and the model is told something went wrong) but the message is only as good as t
 crashed = %mcp call hotel.occupancy day=2026-06-01
 crashed.is_error, crashed.text
 """),
+    md("""
+A result that is not a number is not an error either. JSON has no NaN or Infinity, so mcp_notebook maps
+them one way everywhere: `null` in `structuredContent` (a generated `outputSchema` lets every float be
+`null`), spelled out (`NaN`, `Infinity`, `-Infinity`) in the text copy, and NaN again when a `null`
+comes back into a float column. A value JSON cannot hold at all (a complex number) is an `isError`
+result that names where in the result it sits.
+"""),
+    code('''
+@hotel.tool(annotations={"readOnlyHint": True})
+def average_rating(ratings: list[float]) -> float:
+    """The mean guest rating; NaN while there are no ratings yet."""
+    return sum(ratings) / len(ratings) if ratings else float("nan")
+
+
+unrated = mcp.call("hotel.average_rating", ratings=[])
+unrated.structured, unrated.text
+'''),
     md(f"""
 ## 4. Protocol errors: the request itself was wrong
 

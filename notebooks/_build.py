@@ -23,6 +23,7 @@ from _03_forms_and_approvals import CELLS as FORMS_AND_APPROVALS
 from _04_tool_contracts_and_errors import CELLS as TOOL_CONTRACTS_AND_ERRORS
 from _05_tools_resources_prompts import CELLS as TOOLS_RESOURCES_PROMPTS
 from _06_under_the_hood import CELLS as UNDER_THE_HOOD
+from _07_analysis import CELLS as ANALYSIS
 from _08_design_exercise import CELLS as DESIGN_EXERCISE
 from _cells import Cell, code, md
 
@@ -173,6 +174,7 @@ NOTEBOOKS: dict[str, list[Cell]] = {
     "04_tool_contracts_and_errors": [*TOOL_CONTRACTS_AND_ERRORS, *exercises.TOOL_CONTRACTS],
     "05_tools_resources_prompts": [*TOOLS_RESOURCES_PROMPTS, *exercises.TOOLS_RESOURCES_PROMPTS],
     "06_under_the_hood": [*UNDER_THE_HOOD, *exercises.UNDER_THE_HOOD],
+    "07_analysis": ANALYSIS,
     "08_design_exercise": DESIGN_EXERCISE,  # an exercise from start to end
 }
 

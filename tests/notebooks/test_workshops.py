@@ -74,6 +74,7 @@ EXPECTED: dict[str, list[str]] = {
         "KeyError: '2026-06-01'",  # an unexpected exception, still an isError result
         "code: -32602\nmessage: Unknown tool: book_room",  # a protocol error
         "-32602 (Invalid params)",  # ... as the trace shows it
+        "({'result': None}, 'NaN')",  # NaN: null in structuredContent, spelled out in the text
     ],
     "05_tools_resources_prompts": [
         "check of count_words: PASS",  # the exercise, checked
@@ -114,6 +115,18 @@ EXPECTED: dict[str, list[str]] = {
         "updated tool 'double'",
         '"method":"notifications/cancelled"',  # the plain Client's raw trace
         "Hello, Python!",
+    ],
+    "07_analysis": [
+        '"mean_temp": {\n          "type": [\n            "number",\n            "null"',  # a DataFrame's schema
+        "table: 3 rows x 3 columns",  # a DataFrame result, drawn as a table
+        "✓ valid against outputSchema",
+        "{'city': 'Lima', 'mean_temp': None, 'rainy_days': 1}",  # NaN is null in structuredContent ...
+        "0  Lima        NaN           1",  # ... and spelled out in the text
+        "image image/png | open figures: 0",  # a figure became a PNG and was closed
+        "-> summarize",  # served over HTTP, the console saw the call
+        "5 calls to demo.divide: 4 succeeded, 1 failed",  # mcp.map over a table, over stdio
+        "x  2.0  0.0     NaN  cannot divide by zero: pass a non-zero b",  # aligned with the input
+        "data:image/png;base64,",  # the figure, rendered inline from its image block
     ],
 }
 

@@ -66,9 +66,8 @@ def summarize(readings: pd.DataFrame) -> Annotated[pd.DataFrame, CityStats]:
         readings: One row per reading: city, temp (°C), rain_mm.
     """
     by_city = readings.groupby("city", sort=True)
-    return pd.DataFrame(
-        {"mean_temp": by_city["temp"].mean(), "rainy_days": by_city["rain_mm"].apply(lambda r: int((r > 0).sum()))}
-    ).reset_index()
+    rainy = by_city["rain_mm"].apply(lambda mm: int((mm > 0).sum()))
+    return pd.DataFrame({"mean_temp": by_city["temp"].mean(), "rainy_days": rainy}).reset_index()
 
 
 print(json.dumps(mcp.tool_def("summarize")["outputSchema"], indent=2))
@@ -136,7 +135,7 @@ mcp.call("lab.summarize", readings=readings).to_pandas()
 %mcp disconnect lab
 mcp.stop_serving()
 """),
-    md(f"""
+    md("""
 ## 5. One remote tool over every row of a table
 
 `mcp.map(TOOL, rows)` calls a tool once per row: each row's columns are the arguments (an empty cell
@@ -169,7 +168,7 @@ ax.bar(ok.index, ok["result"])
 ax.set_title(f"a / b ({len(table) - len(ok)} row failed: {table['error'].dropna().iloc[0]})", fontsize=8)
 plt.show()
 """),
-    md(f"""
+    md("""
 ## What crossed the boundary
 
 | Python | on the wire |

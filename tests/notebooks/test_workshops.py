@@ -117,7 +117,8 @@ EXPECTED: dict[str, list[str]] = {
         "Hello, Python!",
     ],
     "07_analysis": [
-        '"mean_temp": {\n          "type": [\n            "number",\n            "null"',  # a DataFrame's schema
+        # the DataFrame's outputSchema: a float column may be null (NaN)
+        '"mean_temp": {\n          "type": [\n            "number",\n            "null"',
         "table: 3 rows x 3 columns",  # a DataFrame result, drawn as a table
         "✓ valid against outputSchema",
         "{'city': 'Lima', 'mean_temp': None, 'rainy_days': 1}",  # NaN is null in structuredContent ...

@@ -185,4 +185,61 @@ The full table is in the README ("Data frames, arrays and figures"). `mcp.map` c
     code("""
 %mcp disconnect demo
 """),
+    md("""
+## Exercise: a table in, a table out
+
+Design `flag_outliers`, a tool over a table of readings. Its contract:
+
+- `readings` is a DataFrame whose rows are `{city: str, temp: float}` (declared, so the schema says so);
+- the result is the same rows with a boolean column `outlier`: a temperature more than 10 °C from its
+  city's median;
+- an empty table is refused with a `ToolError` that says so; a row without `temp` never reaches the
+  function (the schema refuses it).
+
+Write the tool in the next cell (a solution is there to start from: rewrite it, or break it on purpose)
+and run the check after it. Each point passes or fails on its own, with what the checker saw.
+"""),
+    code('''
+from mcp_notebook import ToolError
+
+
+class Reading(TypedDict):
+    city: str
+    temp: float
+
+
+class Flagged(TypedDict):
+    city: str
+    temp: float
+    outlier: bool
+
+
+@mcp.tool(annotations={"readOnlyHint": True})
+def flag_outliers(readings: Annotated[pd.DataFrame, Reading]) -> Annotated[pd.DataFrame, Flagged]:
+    """Flag temperatures more than 10 °C away from their city's median.
+
+    Args:
+        readings: One row per reading: city and temp (°C).
+    """
+    if readings.empty:
+        raise ToolError("there are no readings to check: send at least one row")
+    median = readings.groupby("city")["temp"].transform("median")
+    return readings.assign(outlier=(readings["temp"] - median).abs() > 10)
+'''),
+    code("""
+rows = [{"city": "Oslo", "temp": 5.0}, {"city": "Oslo", "temp": 6.0}, {"city": "Oslo", "temp": 30.0}]
+
+
+def flags(result):
+    return [row["outlier"] for row in result["structuredContent"]["result"]]
+
+
+mcp.check(
+    "flag_outliers",
+    samples=[({"readings": rows}, lambda result: flags(result) == [False, False, True])],
+    errors=[{"readings": []}, {"readings": [{"city": "Oslo"}]}],
+    required=["readings"],
+    annotations={"readOnlyHint": True},
+)
+"""),
 ]

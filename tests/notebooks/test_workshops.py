@@ -117,6 +117,7 @@ EXPECTED: dict[str, list[str]] = {
         "Hello, Python!",
     ],
     "07_analysis": [
+        "check of flag_outliers: PASS (9/9 points)",  # the exercise, checked
         # the DataFrame's outputSchema: a float column may be null (NaN)
         '"mean_temp": {\n          "type": [\n            "number",\n            "null"',
         "table: 3 rows x 3 columns",  # a DataFrame result, drawn as a table

@@ -77,6 +77,7 @@ class Server:
         extra = {"title": title, "description": description, "websiteUrl": website_url, "icons": icons}
         info.update({k: v for k, v in extra.items() if v is not None})
         self.info = info
+        self.extensions: dict[str, Any] = {}  # declared under capabilities.extensions (SEP-2133)
         self.instructions = instructions
         self.page_size = page_size
         # Where tool code runs: sync functions in a worker thread and coroutines on the serving loop by
@@ -133,13 +134,15 @@ class Server:
                 if self.tasks_enabled
                 else {}
             ),
+            # extensions this server's own content uses (e.g. MCP Apps: io.modelcontextprotocol/ui)
+            **({"extensions": dict(self.extensions)} if self.extensions else {}),
         }
 
     def modern_capabilities(self) -> dict[str, Any]:
         """What ``server/discover`` declares (2026-07-28): no ``tasks`` slot; the Tasks extension instead."""
         caps = {key: value for key, value in self.capabilities().items() if key != "tasks"}
         if self.tasks_enabled:
-            caps["extensions"] = {task_wire.EXTENSION: {}}
+            caps["extensions"] = {**caps.get("extensions", {}), task_wire.EXTENSION: {}}
         return caps
 
     # ---- tools -------------------------------------------------------------------------------------------

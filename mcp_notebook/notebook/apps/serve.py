@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import APP_MIME
+from . import APP_MIME, EXTENSION
 
 if TYPE_CHECKING:
     from ...engine.server import Server
@@ -71,4 +71,5 @@ def add_app_tool(
     if visibility is not None:
         tool_ui["visibility"] = list(visibility)
     tool_meta = {**(options.pop("meta", None) or {}), "ui": tool_ui}
+    server.extensions.setdefault(EXTENSION, {})  # the server says it speaks MCP Apps
     return server.add_tool(fn, meta=tool_meta, **options)

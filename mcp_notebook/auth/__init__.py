@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .discovery import AuthError
     from .oauth import AuthorizationFailed, OAuth
+    from .resource import ProtectedResource
     from .store import FileTokenStore, KeyringTokenStore, MemoryTokenStore, TokenStore
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "KeyringTokenStore",
     "MemoryTokenStore",
     "OAuth",
+    "ProtectedResource",
     "TokenStore",
 ]
 
@@ -29,6 +31,7 @@ _WHERE = {
     "AuthError": ".discovery",
     "AuthorizationFailed": ".oauth",
     "OAuth": ".oauth",
+    "ProtectedResource": ".resource",
     "FileTokenStore": ".store",
     "KeyringTokenStore": ".store",
     "MemoryTokenStore": ".store",

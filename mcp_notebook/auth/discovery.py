@@ -9,6 +9,7 @@ servers, whose metadata comes from RFC 8414 or OpenID discovery URIs (path-aware
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ __all__ = [
     "ServerMetadata",
     "as_metadata_urls",
     "canonical_resource",
+    "check_fetch",
     "check_issuer",
     "check_resource",
     "fallback_endpoints",
@@ -202,3 +204,30 @@ def select_scope(
         scopes.append("offline_access")
     unique = list(dict.fromkeys(scopes))
     return " ".join(unique) if unique else None
+
+
+def _is_local(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a name: only its resolution could tell (a proxy or firewall's job)
+    return address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
+
+
+def check_fetch(server_url: str, url: str) -> None:
+    """SSRF guard for URLs that discovery hands us (security best practices, "SSRF"): only http(s); a
+    server on a public address may not send us to a loopback, private or link-local address (such as the
+    cloud metadata service 169.254.169.254), nor from https down to http. A server on this machine or
+    network (development) may point anywhere local."""
+    target, origin = urlsplit(url), urlsplit(server_url)
+    if target.scheme not in ("https", "http") or not target.hostname:
+        raise AuthError(f"refusing to fetch {url!r}: not an http(s) URL")
+    if _is_local(origin.hostname or ""):
+        return
+    if _is_local(target.hostname):
+        raise AuthError(f"refusing to fetch {url!r}: a public server may not point at a local address")
+    if origin.scheme == "https" and target.scheme != "https":
+        raise AuthError(f"refusing to fetch {url!r}: not https")

@@ -27,6 +27,7 @@ from .discovery import (
     ServerMetadata,
     as_metadata_urls,
     canonical_resource,
+    check_fetch,
     check_issuer,
     check_resource,
     fallback_endpoints,
@@ -129,6 +130,7 @@ class OAuth:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._step_ups = 0
+        self._server_url = ""
         self.listeners: list[Callable[[str, OAuth], None]] = []  # (event, self): "pending", "authorized"
 
     def __repr__(self) -> str:  # never the secret
@@ -225,7 +227,9 @@ class OAuth:
         tokens = self._load_tokens(canonical_resource(server_url))
         return tokens.access_token if tokens is not None else None
 
-    async def sign_in(self, server_url: str, *, force: bool = False) -> None:
+    async def sign_in(
+        self, server_url: str, *, force: bool = False, headers: Mapping[str, str] | None = None
+    ) -> None:
         """Make sure a token for ``server_url`` is stored: unless one is usable (or ``force``), send an
         unauthenticated request, read the server's challenge and authorize (``%mcp auth`` does this)."""
         resource = canonical_resource(server_url)
@@ -233,11 +237,16 @@ class OAuth:
             return
         async with self._session() as http:
             ping = b'{"jsonrpc":"2.0","id":0,"method":"ping"}'
-            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-            async with http.post(server_url, data=ping, headers=headers) as resp:
-                challenge = parse_www_authenticate(resp.headers.get("WWW-Authenticate"))
-                if resp.status not in (401, 403) and not force:
-                    return  # the server lets us in without a token
+            sent = {**(headers or {}), "Content-Type": "application/json"}
+            sent["Accept"] = "application/json, text/event-stream"
+            try:
+                async with http.post(server_url, data=ping, headers=sent) as resp:
+                    challenge = parse_www_authenticate(resp.headers.get("WWW-Authenticate"))
+                    status = resp.status
+            except (aiohttp.ClientError, OSError, asyncio.TimeoutError):
+                return  # unreachable: connecting will say so, in the transport's words
+            if status not in (401, 403) and not force:
+                return  # the server lets us in without a token
         async with self._guard():
             await self.authenticate(server_url, challenge)
 
@@ -282,8 +291,7 @@ class OAuth:
         return tokens
 
     async def _get_json(self, http: aiohttp.ClientSession, url: str) -> dict[str, Any] | None:
-        if not url.startswith(("https://", "http://")):
-            raise AuthError(f"refusing a non-HTTP discovery URL {url!r}")
+        check_fetch(self._server_url, url)
         headers = {**_JSON, "MCP-Protocol-Version": _MCP_PROTOCOL}
         async with http.get(url, headers=headers, allow_redirects=True) as resp:
             if resp.status != 200:
@@ -297,6 +305,7 @@ class OAuth:
     async def _discover(
         self, http: aiohttp.ClientSession, server_url: str, challenge: Challenge | None
     ) -> ServerMetadata:
+        self._server_url = server_url  # what check_fetch compares every discovered URL with
         prm: dict[str, Any] | None = None
         for url in prm_urls(server_url, challenge):
             prm = await self._get_json(http, url)
@@ -343,7 +352,9 @@ class OAuth:
         if stored and (redirect_uri is None or redirect_uri in stored.get("redirect_uris", [])):
             return ClientRegistration.from_json(stored)
         endpoint = server.metadata.get("registration_endpoint")
-        if not isinstance(endpoint, str):
+        if isinstance(endpoint, str):
+            check_fetch(self._server_url, endpoint)
+        else:
             raise AuthError(
                 f"the authorization server {server.issuer} offers no registration: pass OAuth(client_id=...)"
             )
@@ -527,6 +538,7 @@ class OAuth:
         scope: str | None,
     ) -> _Tokens:
         endpoint = server.endpoint("token_endpoint")
+        check_fetch(self._server_url, endpoint)
         async with http.post(endpoint, data=dict(form), headers={**_JSON, **headers}) as resp:
             try:
                 data = await resp.json(content_type=None)

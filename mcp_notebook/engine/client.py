@@ -173,6 +173,8 @@ class Client(TaskClientMixin):
             from ..transports.http_client import connect_http
 
             if self.auth is not None:  # the OAuth middleware sees every HTTP request of this connection
+                # Sign in first, so the time a person takes is not counted against the era probe's timeout.
+                await self.auth.sign_in(target, headers=self._headers)
                 middlewares = (self.auth.middleware,)
                 return await connect_http(
                     target, headers=self._headers, timeout=self.timeout, middlewares=middlewares

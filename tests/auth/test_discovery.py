@@ -161,3 +161,27 @@ def test_client_authentication_methods() -> None:
     assert not form and headers["Authorization"] == "Basic " + base64.b64encode(b"id:s%3Ae").decode()
     form, headers = client_auth(ClientRegistration("id"), server)
     assert form == {"client_id": "id"} and not headers
+
+
+@pytest.mark.parametrize(
+    ("server", "url", "ok"),
+    [
+        ("https://mcp.example.com/mcp", "https://auth.example.com/.well-known/x", True),
+        ("https://mcp.example.com/mcp", "http://169.254.169.254/latest/meta-data", False),  # cloud metadata
+        ("https://mcp.example.com/mcp", "https://127.0.0.1:8080/x", False),
+        ("https://mcp.example.com/mcp", "https://10.0.0.5/x", False),
+        ("https://mcp.example.com/mcp", "https://localhost/x", False),
+        ("https://mcp.example.com/mcp", "http://auth.example.com/x", False),  # no downgrade from https
+        ("https://mcp.example.com/mcp", "file:///etc/passwd", False),
+        ("http://127.0.0.1:8000/mcp", "http://127.0.0.1:9000/x", True),  # development on this machine
+        ("http://localhost:8000/mcp", "http://localhost:9000/x", True),
+    ],
+)
+def test_ssrf_guard(server: str, url: str, ok: bool) -> None:
+    from mcp_notebook.auth.discovery import check_fetch
+
+    if ok:
+        check_fetch(server, url)
+    else:
+        with pytest.raises(AuthError, match="refusing"):
+            check_fetch(server, url)

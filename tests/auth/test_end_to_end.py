@@ -5,6 +5,7 @@ step-up, client credentials."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -217,5 +218,26 @@ async def test_expired_token_without_refresh_gets_a_new_one(auth_server: LocalAS
         async with Client(http.url, auth=oauth) as client:
             assert (await client.call_tool("add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
         assert oauth.access_token(http.url) not in (None, expired)
+    finally:
+        await http.stop()
+
+
+async def test_slow_sign_in_does_not_count_against_the_era_probe(auth_server: LocalAS) -> None:
+    """A person who takes longer than ``probe_timeout`` to sign in must not make the client give up on the
+    2026-07-28 era: the sign-in happens before the probe."""
+    http, _ = await _protect(auth_server)
+    browser = HeadlessBrowser()
+    person_done = asyncio.Event()
+
+    async def slow_person(url: str) -> None:
+        asyncio.get_running_loop().call_later(0.6, person_done.set)  # a person reading the page
+        await asyncio.wait_for(person_done.wait(), 10)
+        await browser(url)
+
+    oauth = OAuth(store="memory", on_authorize=slow_person)
+    try:
+        async with Client(http.url, auth=oauth, era="auto", probe_timeout=0.3) as client:
+            assert client.is_modern
+            assert (await client.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
     finally:
         await http.stop()

@@ -108,6 +108,7 @@ class Ratio:
     name: str
     value: float
     target: float
+    versus: str = "SDK"  # what "ours" is compared with
 
     @property
     def verdict(self) -> str:
@@ -117,7 +118,7 @@ class Ratio:
 
     def line(self) -> str:
         return (
-            f"ratio {self.name}: {fmt_ratio(self.value)} ours vs SDK "
+            f"ratio {self.name}: {fmt_ratio(self.value)} ours vs {self.versus} "
             f"(target >= {self.target:g}x) {self.verdict}"
         )
 

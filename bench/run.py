@@ -3,7 +3,8 @@
     .venv/bin/python bench/run.py                 # everything; writes docs/benchmarks.md
     .venv/bin/python bench/run.py --quick         # smoke run: short budgets, numbers indicative only
     .venv/bin/python bench/run.py --only memory   # one section: memory, import, stdio, http, notebook,
-                                                  # kernel_http (repeat --only for several)
+                                                  # kernel_http, eras, growth, batch (repeat --only)
+    .venv/bin/python bench/run.py --only batch --merge   # and put it in docs/benchmarks.md, rest kept
 
 Prints one table per section (absolute numbers and ours-vs-SDK ratios), then one ``ratio ...`` line per
 target. ``docs/benchmarks.md`` is rewritten only by a full run (all sections, not ``--quick``), so smoke runs
@@ -78,6 +79,12 @@ def _eras(settings: Settings) -> Section:
     return _eras.run(settings)
 
 
+def _batch(settings: Settings) -> Section:
+    import _batch
+
+    return _batch.run(settings)
+
+
 def _growth(settings: Settings) -> Section:
     import _growth
 
@@ -93,6 +100,7 @@ SECTIONS: dict[str, Callable[[Settings], Section]] = {
     "kernel_http": _kernel_http,
     "eras": _eras,
     "growth": _growth,
+    "batch": _batch,
 }
 
 
@@ -164,6 +172,28 @@ def report(sections: list[Section], command: str, started: datetime.datetime, se
     return "\n".join(lines)
 
 
+def merged(doc: str, sections: list[Section]) -> str:
+    """``doc`` (a report) with each of ``sections`` replaced where its numbered heading is, or added before
+    the ratios; their ratio lines replaced too. The rest of the report (other sections, the machine) stays
+    as the full run that wrote it left it."""
+    lines = doc.split("\n")
+    for section in sections:
+        number = section.title.split(" ", 1)[0]  # "7."
+        start = next((i for i, line in enumerate(lines) if line.startswith(f"### {number} ")), None)
+        block = [*section.markdown().rstrip("\n").split("\n"), ""]
+        if start is None:
+            start = end = lines.index("## Ratios against targets")
+        else:
+            end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("### ", "## ")))
+        lines[start:end] = block
+        names = [f"ratio {ratio.name}:" for ratio in section.ratios]
+        lines = [line for line in lines if not line.startswith(tuple(names))]
+        opening = lines.index("```", lines.index("## Ratios against targets"))
+        close = lines.index("```", opening + 1)
+        lines[close:close] = [ratio.line() for ratio in section.ratios]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -171,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short budgets, a smoke run")
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append", help="run only this section")
     parser.add_argument("--write", type=Path, help="write the markdown report here (default: see above)")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="replace only the sections run (and their ratio lines) in docs/benchmarks.md, keeping the rest",
+    )
     args = parser.parse_args(argv)
     settings = Settings.make(args.quick)
     names = args.only or list(SECTIONS)
@@ -197,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: child processes still running: {leftovers}; stopping them", file=sys.stderr)
         _common.stop_pids(leftovers)
         failed = True
+    if args.merge and not args.quick and not failed:
+        DOC.write_text(merged(DOC.read_text(), sections))
+        print(f"merged {', '.join(s.key for s in sections)} into {DOC}", file=sys.stderr)
     target = args.write
     if target is None and not args.quick and args.only is None:
         target = DOC

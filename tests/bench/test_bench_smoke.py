@@ -77,3 +77,12 @@ def test_soak_runs_and_reports_memory_and_descriptors() -> None:
     assert len(rows) == 3, done.stdout
     for row in rows:
         assert "| 200 | 0 |" in row and "RSS" in row and "fds" in row, row  # 200 calls, none failed
+
+
+def test_quick_batch_benchmark_runs_map_against_a_stdio_server() -> None:
+    done = _quick("batch", 300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for tool in ("add", "wait"):
+        line = rf"^ratio batch {tool}: map c=8 / sequential loop: \d+\.\d+x ours vs loop"
+        assert re.search(line, done.stdout, re.MULTILINE), done.stdout
+    assert "Per-row overhead of `map` (c=1) over the bare loop" in done.stdout, done.stdout

@@ -8,8 +8,10 @@ the outputSchema, text copy, image blocks). Spec: server/tools#structured-conten
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import io
 import math
+from decimal import Decimal
 from typing import Annotated, TypedDict
 
 import matplotlib
@@ -104,3 +106,31 @@ async def test_a_figure_arrives_as_a_png_and_an_image_goes_as_base64(connect: Co
     assert block["type"] == "image" and block["mimeType"] == "image/png"
     assert base64.b64decode(block["data"]).startswith(b"\x89PNG")
     assert sized["structuredContent"] == {"result": [6, 3]}
+
+
+async def test_scalars_of_the_analysis_stack_both_ways(connect: Connect) -> None:
+    """numpy scalars, Timestamp, Timedelta and Decimal as arguments (sent as their JSON form) and as
+    parameters (rebuilt from it), and in results."""
+
+    server = Server("scalars")
+
+    @server.tool
+    def shift(at: pd.Timestamp, by: pd.Timedelta, n: np.int64, price: Decimal) -> dict[str, object]:
+        """Move a time; multiply a price."""
+        assert isinstance(at, pd.Timestamp) and isinstance(by, pd.Timedelta) and isinstance(n, np.int64)
+        return {"at": at + by * int(n), "price": price * int(n), "n": np.int64(n) + 1, "by": by}
+
+    arguments = {
+        "at": pd.Timestamp("2024-03-01T12:00:00Z"),
+        "by": dt.timedelta(minutes=30),
+        "n": np.int64(3),
+        "price": Decimal("1.25"),
+    }
+    async with connect(server) as client:
+        result = await client.call_tool("shift", arguments, timeout=WAIT)
+    assert result["structuredContent"] == {
+        "at": "2024-03-01T13:30:00+00:00",
+        "price": 3.75,
+        "n": 4,
+        "by": "PT30M",
+    }

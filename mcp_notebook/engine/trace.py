@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -44,11 +45,31 @@ class Trace:
 
     def __init__(self, maxlen: int = 2000) -> None:
         self._entries: deque[TraceEntry] = deque(maxlen=maxlen)
+        #: Called with each new entry (a live view of the conversation); held weakly, so a view that is
+        #: gone stops being called. Listeners must be quick: they run on the connection's thread.
+        self._listeners: list[weakref.ref[Any]] = []
+
+    def listen(self, listener: Callable[[TraceEntry], None]) -> None:
+        """Call ``listener(entry)`` for every message recorded from now on (a bound method, held weakly)."""
+        ref = weakref.WeakMethod(listener) if hasattr(listener, "__self__") else weakref.ref(listener)
+        self._listeners.append(ref)
 
     def record(self, direction: Direction, raw: str) -> None:
         if direction == "note":  # a server's stderr or a transport remark may quote a credential
             raw = redact(raw)
-        self._entries.append(TraceEntry(direction, time.time(), raw))
+        entry = TraceEntry(direction, time.time(), raw)
+        self._entries.append(entry)
+        if self._listeners:
+            self._tell(entry)
+
+    def _tell(self, entry: TraceEntry) -> None:
+        alive = []
+        for ref in self._listeners:
+            listener = ref()
+            if listener is not None:
+                alive.append(ref)
+                listener(entry)
+        self._listeners = alive
 
     def __iter__(self) -> Iterator[TraceEntry]:
         return iter(list(self._entries))
@@ -58,7 +79,8 @@ class Trace:
 
     def entries(self, since: float | None = None) -> list[dict[str, Any]]:
         """Entries as ``{"direction", "time", "message"}`` dicts; with ``since``, only the later ones."""
-        return [e.as_dict() for e in self._entries if since is None or e.time >= since]
+        kept = list(self._entries)  # a copy first: the connection's thread appends meanwhile
+        return [e.as_dict() for e in kept if since is None or e.time >= since]
 
     def clear(self) -> None:
         self._entries.clear()

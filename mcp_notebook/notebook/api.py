@@ -357,10 +357,14 @@ class NotebookMCP:
             self.task_book.note(server, tool, task)
             made[0].on_task(task)
 
-        def runner(progress: Any) -> Any:
-            return client.aio.call_tool(
+        async def runner(progress: Any) -> Any:
+            result = await client.aio.call_tool(
                 tool, arguments, timeout=seconds, progress_callback=progress, on_task=on_task
             )
+            from .links import read_links
+
+            made[0].linked = await read_links(client.aio, result)  # resource links, opened inline
+            return result
 
         handle = CallHandle(
             server=server,
@@ -653,15 +657,41 @@ class NotebookMCP:
         result = self._client(server).get_prompt(prompt, args)
         return BundleView(result, prompt_bundle(result, max_text=self.config.max_text), f"prompt {name}")
 
-    def trace(self, server: str | None = None, last: int | None = 50, *, diagram: bool = False) -> TraceView:
+    def trace(
+        self, server: str | None = None, last: int | None = 50, *, diagram: bool = False, live: bool = False
+    ) -> Any:
         """The JSON-RPC conversation of ``server`` (every connection when None), the ``last`` messages;
-        ``diagram=True`` draws it as a sequence diagram (inline SVG; click an arrow for its JSON)."""
+        ``diagram=True`` draws it as a sequence diagram (inline SVG; click an arrow for its JSON);
+        ``live=True`` keeps the shown output current as messages arrive (``%mcp trace --live``)."""
         names = [server] if server else self.connections()
-        sections = []
-        for name in names:
-            entries = self._client(name).trace.entries()
-            sections.append((f"{name}", entries[-last:] if last else entries))
-        return TraceView(sections, diagram=diagram)
+
+        traces = [(name, self._client(name).trace) for name in names]
+
+        def view() -> TraceView:
+            sections = []
+            for name, trace in traces:
+                entries = trace.entries()
+                sections.append((f"{name}", entries[-last:] if last else entries))
+            return TraceView(sections, diagram=diagram)
+
+        if not live:
+            return view()
+        from .live import LivePane
+
+        return LivePane([t for _n, t in traces], lambda: view()._repr_mimebundle_(), self._surface)
+
+    def log(self, server: str, last: int = 200, level: str | None = "info") -> Any:
+        """A live pane of ``server``'s log messages and other notifications (``%mcp log NAME``).
+
+        ``level`` asks the server for log messages from that level up (``logging/setLevel``, or the
+        request ``_meta`` of the 2026 era); None leaves it as it is."""
+        from .live import LivePane, notifications_bundle
+
+        client = self._client(server)
+        if level is not None and (client.server_capabilities.get("logging") is not None):
+            client.set_logging_level(level)
+        trace = client.trace
+        return LivePane([trace], lambda: notifications_bundle(server, trace.entries(), last), self._surface)
 
     def lint(self, target: str | None = None, *, long_call: float = 10.0) -> LintReport:
         """Check tools against the spec's rules and common design mistakes (``%mcp lint``): ``TOOL``,

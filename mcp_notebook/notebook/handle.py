@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..auth.redact import redact
 from .kernel_thread import parked, register_parking
 from .policy import AuditEntry, Decision
-from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT, result_bundle
-from .render_base import esc, json_pre, json_text, label_html, note_html, pre_html, wrap
-from .tasks import task_line
+from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT
 from .views import TraceView, filter_bundle
 
 if TYPE_CHECKING:
@@ -116,6 +114,8 @@ class CallHandle:
         self.logs: list[dict[str, Any]] = []  # notifications/message received while running
         self.notes: list[dict[str, str]] = []  # what the person answered mid-call (elicitation, sampling)
         self.progress: tuple[float, float | None, str | None] | None = None
+        #: The contents of the result's resource links (read after the call, shown under the result).
+        self.linked: dict[str, Any] = {}
         self.task: dict[str, Any] | None = None  # the task the call runs as: taskId, status, statusMessage...
         self._runner, self._runtime, self._surface = runner, runtime, surface
         self._remember, self._trace = remember, trace
@@ -499,84 +499,10 @@ class CallHandle:
             box.close()
 
     def static_bundle(self) -> dict[str, str]:
-        state = self._state
-        if state in ("done", "denied") and self._result is not None:
-            out_schema = (self.tool_def or {}).get("outputSchema")
-            bundle = result_bundle(
-                self._result,
-                output_schema=out_schema if state == "done" else None,
-                title=self.label,
-                max_text=self._max_text,
-                max_image_bytes=self._max_image_bytes,
-            )
-        elif state == "cancelled":
-            bundle = self._cancelled_bundle()
-        elif state == "failed":
-            word = "Failed"
-            err = self._error
-            detail = redact(f"{type(err).__name__}: {err}") if err is not None else state
-            bundle = {
-                "text/html": wrap(
-                    f'<div class="mcpnb-error-header">{word}: {esc(self.label)}</div>'
-                    + pre_html(detail, self._max_text),
-                    error=True,
-                ),
-                "text/plain": f"{word.upper()}: {self.label}\n{detail}",
-            }
-        elif state == "awaiting-approval":
-            args = json_text(self.arguments)
-            defaults = self.defaults
-            shown_defaults = f"\ndefaults the tool applies: {json_text(defaults)}" if defaults else ""
-            bundle = {
-                "text/html": wrap(
-                    label_html(f"awaiting approval: <b>{esc(self.label)}</b> ({esc(self.decision.by)})")
-                    + json_pre(self.arguments, max_chars=self._max_text)
-                    + (
-                        note_html("defaults the tool applies: " + esc(json_text(defaults, indent=None)))
-                        if defaults
-                        else ""
-                    )
-                    + note_html(
-                        "Approve or deny it in the live notebook, or with handle.approve() / handle.deny()."
-                    )
-                ),
-                "text/plain": f"awaiting approval: {self.label} ({self.decision.by})\narguments: {args}"
-                + shown_defaults,
-            }
-        else:
-            line = f"running {self.label}…"
-            if self.progress is not None:
-                done, total, message = self.progress
-                line += f" {done:g}" + (f"/{total:g}" if total else "") + (f" {message}" if message else "")
-            bundle = {"text/html": wrap(label_html(esc(line))), "text/plain": line}
-        if self.task is not None:
-            line = task_line(self.task)
-            bundle["text/html"] += wrap(note_html(esc(line)))
-            bundle["text/plain"] += "\n" + line
-        for note in self.notes:
-            bundle["text/html"] += wrap(note["text/html"])
-            bundle["text/plain"] += "\n" + note["text/plain"]
-        if self.logs:
-            lines = [f"[{m.get('level')}] {json_text(m.get('data'), indent=None)}" for m in self.logs]
-            bundle["text/html"] += wrap(
-                f'<details><summary class="mcpnb-note">server log ({len(lines)})</summary>'
-                f"{pre_html(chr(10).join(lines), self._max_text)}</details>"
-            )
-            bundle["text/plain"] += "\nserver log:\n" + "\n".join(lines)
-        return bundle
+        """The call as static HTML/text in its current state (``handle_view.call_bundle``)."""
+        from .handle_view import call_bundle
 
-    def _cancelled_bundle(self) -> dict[str, str]:
-        """A cancel is a choice, not an error: a plain note, with the progress the call had reached."""
-        when = "before it was approved" if self.started is None else "while it ran"
-        line = f"Cancelled {self.label} {when}."
-        if self.progress is not None:
-            done, total, message = self.progress
-            line += f" Progress reached: {done:g}" + (f" of {total:g}" if total else "")
-            line += f" ({message})." if message else "."
-        if self.started is not None:
-            sent = "tasks/cancel" if self.task is not None else "notifications/cancelled"
-            line += f" {sent} was sent; the server may have done part of the work."
-        return {"text/html": wrap(label_html(esc(line))), "text/plain": line}
+        return call_bundle(self)
 
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None

@@ -148,6 +148,11 @@ class MCPMagics(Magics):
         p.add_argument("server", nargs="?")
         p.add_argument("--last", type=int, default=50, help="how many messages (default 50; 0 = all)")
         p.add_argument("--diagram", action="store_true", help="as a sequence diagram (click an arrow: JSON)")
+        p.add_argument("--live", action="store_true", help="keep the output current as messages arrive")
+        p = self._add("log", "A live pane of a server's log messages and notifications.", self._log)
+        p.add_argument("server")
+        p.add_argument("--last", type=int, default=200, help="how many (default 200)")
+        p.add_argument("--level", default="info", help="ask for log messages from this level up (info)")
         p = self._add(
             "lint", "Check tools against the spec and common mistakes: lint [TOOL|SERVER].", self._lint
         )
@@ -358,7 +363,7 @@ class MCPMagics(Magics):
 
     def _trace(self, rest: str) -> Any:
         ns = self._parse("trace", rest)
-        return self.api.trace(ns.server, last=ns.last or None, diagram=ns.diagram)
+        return self.api.trace(ns.server, last=ns.last or None, diagram=ns.diagram, live=ns.live)
 
     def _lint(self, rest: str) -> Any:
         ns = self._parse("lint", rest)
@@ -388,6 +393,10 @@ class MCPMagics(Magics):
 
     def _app(self, rest: str) -> Any:
         return self.api.app(self._parse("app", rest).target)
+
+    def _log(self, rest: str) -> Any:
+        ns = self._parse("log", rest)
+        return self.api.log(ns.server, last=ns.last, level=ns.level)
 
     def _history(self, rest: str) -> Any:
         return self.api.history(last=self._parse("history", rest).last or None)

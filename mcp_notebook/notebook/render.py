@@ -22,6 +22,7 @@ from typing import Any
 
 from mcp_notebook.notebook.render_base import (
     b64_size,
+    code_block,
     cut_text,
     esc,
     format_size,
@@ -340,10 +341,32 @@ def result_bundle(
     html.append(status_html)
     text.append(status_text)
     html.append(_meta_html(result.get("_meta"), lim))
+    html.append(raw_json_html(result))
     plain = "\n".join(t for t in text if t)
     if is_error:
         plain = f"ERROR: {title}\n{plain}" if title else f"ERROR: {plain}"
     return {"text/html": wrap("".join(html), error=is_error), "text/plain": plain}
+
+
+_RAW_LIMIT = 5_000  # characters of a result's raw JSON shown under it
+_RAW_LEAF = 200  # a longer string (base64, long text) is shortened in the raw view
+
+
+def _elided(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _RAW_LEAF:
+        return f"{value[:60]}… ({len(value):,} characters; all of it on the call handle)"
+    if isinstance(value, Mapping):
+        return {k: _elided(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_elided(v) for v in value]
+    return value
+
+
+def raw_json_html(message: object, label: str = "raw JSON") -> str:
+    """A collapsed view of ``message`` as JSON with a Copy button, long strings shortened (the MCP
+    Inspector's raw toggle; issue 11 item 13)."""
+    block = code_block(label, json_text(_elided(message)), max_chars=_RAW_LIMIT)
+    return f'<details class="mcpnb-raw"><summary class="mcpnb-note">{esc(label)}</summary>{block}</details>'
 
 
 class ResultView:
@@ -403,6 +426,7 @@ def resource_contents_bundle(
         html.append(note_html("(no contents)"))
         text.append("(no contents)")
     html.append(_meta_html(read_result.get("_meta"), lim))
+    html.append(raw_json_html(read_result))
     return {"text/html": wrap("".join(html)), "text/plain": "\n".join(text)}
 
 
@@ -434,4 +458,5 @@ def prompt_bundle(
     if not isinstance(messages, list) or not messages:
         html.append(note_html("(no messages)"))
         text.append("(no messages)")
+    html.append(raw_json_html(get_prompt_result))
     return {"text/html": wrap("".join(html)), "text/plain": "\n".join(text)}

@@ -216,8 +216,21 @@ def _row(
     return row
 
 
+_LEAF = 200  # a longer string in a message (base64 data, long text) is shortened in the JSON view
+
+
+def _shortened(value: object) -> object:
+    if isinstance(value, str) and len(value) > _LEAF:
+        return f"{value[:60]}… ({len(value):,} characters)"
+    if isinstance(value, Mapping):
+        return {k: _shortened(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shortened(v) for v in value]
+    return value
+
+
 def _json_details(message: object, max_json: int) -> str:
-    text = json_text(message)
+    text = json_text(_shortened(message))  # whole base64 payloads taught nothing and filled the page
     note = ""
     if len(text) > max_json:
         note = truncate_note(max_json, len(text))
@@ -244,7 +257,7 @@ def trace_bundle(
             "text/plain": "(no messages)",
         }
     rows = _rows(entries, role)
-    head = "".join(f"<th>{h}</th>" for h in ("t (ms)", "", "kind", "id", "method", "summary", "message"))
+    head = "".join(f"<th>{h}</th>" for h in ("t (ms)", "", "kind", "id", "method", "summary and JSON"))
     body = []
     for r in rows:
         kind_cls = ' class="mcpnb-bad"' if r.kind in ("error", "invalid", "unparseable") else ""
@@ -252,9 +265,15 @@ def trace_bundle(
         body.append(
             f'<tr><td>{esc(r.time)}</td><td title="{esc(r.dir_title)}">{r.arrow}</td>'
             f"<td{kind_cls}>{esc(r.kind)}</td><td>{esc(r.id)}</td><td><code>{esc(r.method)}</code></td>"
-            f"<td>{esc(summary)}</td><td>{_json_details(r.message, max_json)}</td></tr>"
+            f"<td>{esc(summary)}{_json_details(r.message, max_json)}</td></tr>"
         )
-    table = f'<table class="mcpnb-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    # fixed column widths and the JSON under its summary: opening a message grows its row, and no
+    # column moves (issue 11 item 7)
+    cols = "".join(f'<col style="width:{w}">' for w in ("4.5em", "1.5em", "7em", "3.5em", "13em", "auto"))
+    table = (
+        f'<table class="mcpnb-table mcpnb-trace" style="table-layout:fixed;width:100%">'
+        f"<colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
     html = f'<div class="mcpnb-note">{esc(legend)}</div>{table}'
     lines = [legend]
     for r in rows:

@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from mcp_notebook import ResourceLink, Server
 from mcp_notebook.notebook.api import NotebookMCP
 from mcp_notebook.notebook.handle import WIDGET_MIME
 from mcp_notebook.notebook.widgets import TokenView
+from mcp_notebook.tools.content import ToolResult
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, published
 
@@ -132,3 +134,66 @@ def test_item3_history_is_narrow_copyable_and_summarises_requests_and_responses(
     assert "asked: Your name? (fields: name)" in row and "maxLength" not in row
     assert "accept" in row and "Ada" in row
     assert "<details>" in html and "response (JSON)" in html
+
+
+def test_item13_results_have_a_raw_json_toggle_and_resource_links_open_inline(shell: Any) -> None:
+    mcp = api(shell)
+    remote = Server("docs")
+
+    @remote.resource("docs://guide", mime_type="text/plain")
+    def guide() -> str:
+        return "the whole guide, inline"
+
+    @remote.tool
+    def find_docs() -> ToolResult:
+        return ToolResult(["See:", ResourceLink("docs://guide", "guide")])
+
+    mcp.connect("docs", remote)
+    mcp.policy.set("docs.*", "allow")
+    handle = mcp.call("docs.find_docs")
+    html = handle._repr_mimebundle_()["text/html"]
+    assert "open the linked resource <code>docs://guide</code>" in html
+    assert "the whole guide, inline" in html  # read from the same server, collapsed under the link
+    assert '<details class="mcpnb-raw">' in html and "&quot;resource_link&quot;" in html
+    read = mcp.read("docs://guide")._repr_mimebundle_()["text/html"]
+    assert '<details class="mcpnb-raw">' in read  # every result, resources too
+
+
+def test_item13_a_live_log_pane_and_a_live_trace_follow_the_server(shell: Any) -> None:
+    import threading
+
+    from mcp_notebook import Context
+
+    mcp = api(shell)
+    remote = Server("chatty")
+
+    @remote.tool
+    async def work(ctx: Context) -> str:
+        await ctx.info("warming up")
+        return "done"
+
+    mcp.connect("chatty", remote)
+    mcp.policy.set("chatty.*", "allow")
+    pane = mcp.log("chatty")
+    live_trace = shell.run_line_magic("mcp", "trace chatty --live")
+    pane._ipython_display_()
+    live_trace._ipython_display_()
+    updated = threading.Event()
+    wanted = {pane.display_id: "[info] warming up", live_trace.display_id: "tools/call"}
+    seen: set[str] = set()
+    real = mcp._surface.publish
+
+    def spy(bundle: dict[str, Any], display_id: str | None = None, *, update: bool = False) -> None:
+        real(bundle, display_id, update=update)
+        if update and display_id in wanted and wanted[display_id] in bundle["text/plain"]:
+            seen.add(display_id)
+            if seen == set(wanted):
+                updated.set()
+
+    mcp._surface.publish = spy  # type: ignore[method-assign]
+    mcp.call("chatty.work")
+    assert updated.wait(WAIT), "the live views were not republished"
+    log = [o for o in published(shell) if o["transient"]["display_id"] == pane.display_id][-1]
+    assert "[info] warming up" in log["data"]["text/plain"]
+    trace = [o for o in published(shell) if o["transient"]["display_id"] == live_trace.display_id][-1]
+    assert "tools/call" in trace["data"]["text/plain"]

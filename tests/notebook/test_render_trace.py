@@ -103,7 +103,18 @@ def test_trace_truncates_big_messages() -> None:
     entry = _msg("in", 0.0, {"id": 1, "result": {"content": [{"type": "text", "text": "x" * 100_000}]}})
     bundle = trace_bundle([entry], max_json=1_000)
     assert len(bundle["text/html"]) < 10_000
-    assert "left out" in bundle["text/html"]
+    assert "… (100,000 characters)" in bundle["text/html"]  # a long string is shortened in place
+    many = _msg("in", 0.0, {"id": 1, "result": {"items": [f"item {i}" for i in range(1_000)]}})
+    assert "left out" in trace_bundle([many], max_json=1_000)["text/html"]  # a long message is cut
+
+
+def test_trace_rows_keep_their_columns_when_a_message_opens() -> None:
+    """Issue 11 item 7: the JSON sits under its summary in a fixed-layout table."""
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBOR" + "A" * 50_000}
+    entry = _msg("in", 0.0, {"id": 1, "result": {"content": [image]}})
+    html = trace_bundle([entry])["text/html"]
+    assert "table-layout:fixed" in html and "<colgroup>" in html
+    assert "A" * 1_000 not in html and "50,005 characters" in html
 
 
 def test_trace_plain_text_lines() -> None:

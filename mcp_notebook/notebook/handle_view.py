@@ -1,0 +1,110 @@
+"""How a call looks when no widget runs: the static HTML/text of a :class:`CallHandle` in each state.
+
+Split from ``handle.py`` (the states and their transitions); this is what a saved notebook, an nbconvert
+export, GitHub's viewer and a terminal show, and it is also the fallback inside every live display.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..auth.redact import redact
+from .render import result_bundle
+from .render_base import esc, json_pre, json_text, label_html, note_html, pre_html, wrap
+from .tasks import task_line
+
+if TYPE_CHECKING:
+    from .handle import CallHandle
+
+__all__ = ["call_bundle"]
+
+
+def call_bundle(handle: CallHandle) -> dict[str, str]:
+    """What a saved notebook, an export or a terminal shows of a call, in each state."""
+    state = handle.state
+    if state in ("done", "denied") and handle.result is not None:
+        out_schema = (handle.tool_def or {}).get("outputSchema")
+        bundle = result_bundle(
+            handle.result,
+            output_schema=out_schema if state == "done" else None,
+            title=handle.label,
+            max_text=handle._max_text,
+            max_image_bytes=handle._max_image_bytes,
+        )
+        if handle.linked:
+            from .links import linked_bundle
+
+            links = linked_bundle(
+                handle.linked, max_text=handle._max_text, max_image_bytes=handle._max_image_bytes
+            )
+            bundle["text/html"] += links["text/html"]
+            bundle["text/plain"] += "\n" + links["text/plain"]
+    elif state == "cancelled":
+        bundle = _cancelled_bundle(handle)
+    elif state == "failed":
+        word = "Failed"
+        err = handle.error
+        detail = redact(f"{type(err).__name__}: {err}") if err is not None else state
+        bundle = {
+            "text/html": wrap(
+                f'<div class="mcpnb-error-header">{word}: {esc(handle.label)}</div>'
+                + pre_html(detail, handle._max_text),
+                error=True,
+            ),
+            "text/plain": f"{word.upper()}: {handle.label}\n{detail}",
+        }
+    elif state == "awaiting-approval":
+        args = json_text(handle.arguments)
+        defaults = handle.defaults
+        shown_defaults = f"\ndefaults the tool applies: {json_text(defaults)}" if defaults else ""
+        bundle = {
+            "text/html": wrap(
+                label_html(f"awaiting approval: <b>{esc(handle.label)}</b> ({esc(handle.decision.by)})")
+                + json_pre(handle.arguments, max_chars=handle._max_text)
+                + (
+                    note_html("defaults the tool applies: " + esc(json_text(defaults, indent=None)))
+                    if defaults
+                    else ""
+                )
+                + note_html(
+                    "Approve or deny it in the live notebook, or with handle.approve() / handle.deny()."
+                )
+            ),
+            "text/plain": f"awaiting approval: {handle.label} ({handle.decision.by})\narguments: {args}"
+            + shown_defaults,
+        }
+    else:
+        line = f"running {handle.label}…"
+        if handle.progress is not None:
+            done, total, message = handle.progress
+            line += f" {done:g}" + (f"/{total:g}" if total else "") + (f" {message}" if message else "")
+        bundle = {"text/html": wrap(label_html(esc(line))), "text/plain": line}
+    if handle.task is not None:
+        line = task_line(handle.task)
+        bundle["text/html"] += wrap(note_html(esc(line)))
+        bundle["text/plain"] += "\n" + line
+    for note in handle.notes:
+        bundle["text/html"] += wrap(note["text/html"])
+        bundle["text/plain"] += "\n" + note["text/plain"]
+    if handle.logs:
+        lines = [f"[{m.get('level')}] {json_text(m.get('data'), indent=None)}" for m in handle.logs]
+        bundle["text/html"] += wrap(
+            f'<details><summary class="mcpnb-note">server log ({len(lines)})</summary>'
+            f"{pre_html(chr(10).join(lines), handle._max_text)}</details>"
+        )
+        bundle["text/plain"] += "\nserver log:\n" + "\n".join(lines)
+    return bundle
+
+
+def _cancelled_bundle(handle: CallHandle) -> dict[str, str]:
+    """A cancel is a choice, not an error: a plain note, with the progress the call had reached."""
+    when = "before it was approved" if handle.started is None else "while it ran"
+    line = f"Cancelled {handle.label} {when}."
+    if handle.progress is not None:
+        done, total, message = handle.progress
+        line += f" Progress reached: {done:g}" + (f" of {total:g}" if total else "")
+        line += f" ({message})." if message else "."
+    if handle.started is not None:
+        sent = "tasks/cancel" if handle.task is not None else "notifications/cancelled"
+        line += f" {sent} was sent; the server may have done part of the work."
+    return {"text/html": wrap(label_html(esc(line))), "text/plain": line}

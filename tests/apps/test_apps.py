@@ -252,6 +252,7 @@ def test_bridge_reads_keeps_messages_and_records_the_conversation(shell: Any) ->
     assert view.app_messages == [said] and view.model_context == {"structuredContent": {"n": 2}}
     kinds = [e.kind for e in mcp.audit.entries()]
     assert kinds[-3:] == ["app-read", "app-message", "app-context"]
+    assert "double it" in mcp.history()._repr_mimebundle_()["text/plain"]  # kept, and shown in the history
     front.ask(
         {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}, handled=True
     )  # answered by host.js

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Notebook
+from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook
 
 OpenNotebook = Callable[..., Notebook]
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,9 +113,11 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path)
     expect(notebook.output(count - 2)).to_contain_text("you: approved (from the app) True")
 
 
-def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) -> None:
+def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook, lab: Lab) -> None:
     """``@mcp.tool(app=...)``: the notebook serves the tool and its ui:// resource; calling it renders the
-    app with this notebook's own host, and a hand-written view (no library) speaks the bridge."""
+    app with this notebook's own host, and a hand-written view (no library) speaks the bridge. The view
+    cannot reach JupyterLab: not its DOM, not its cookies, not its server."""
+    lab_url = lab.url
     view = (
         "<!doctype html><html><body><div id='out'>waiting</div><div id='partial'></div><script>\n"
         "const post = (m) => parent.postMessage(Object.assign({jsonrpc: '2.0'}, m), '*');\n"
@@ -132,6 +134,18 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) ->
         " appInfo: {name: 'adder-view', version: '1'}, appCapabilities: {}}});\n"
         "</script></body></html>"
     )
+    # what the sandbox must refuse: JupyterLab's DOM, its cookies, and its server's API
+    probe = (
+        "<div id='probe'></div><script>\nconst tried = [];\n"
+        "try { tried.push('parent ' + parent.document.title); } catch (e) { tried.push('parent blocked'); }\n"
+        "try { tried.push('cookie ' + document.cookie); } catch (e) { tried.push('cookie blocked'); }\n"
+        # no-cors: without the CSP this would resolve (an opaque response); connect-src 'none' refuses it
+        f"fetch('{lab_url}/api/status', {{mode: 'no-cors'}}).then(() => tried.push('fetch allowed'),"
+        " () => tried.push('fetch blocked'))"
+        ".finally(() => { document.getElementById('probe').textContent = tried.join(', '); });\n"
+        "</script>"
+    )
+    view = view.replace("</body>", probe + "</body>")
     cells = [
         "%load_ext mcp_notebook",
         f"VIEW = {view!r}\n@mcp.tool(app=VIEW)\ndef add(a: int, b: int) -> int:\n"
@@ -147,6 +161,7 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook) ->
     app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame")
     expect(app.locator("#out")).to_have_text("sum is 42", timeout=KERNEL_TIMEOUT_MS)
     expect(app.locator("body")).to_have_attribute("data-theme", "light")
+    expect(app.locator("#probe")).to_have_text("parent blocked, cookie blocked, fetch blocked")
     expect(notebook.output(3)).to_contain_text("text/html;profile=mcp-app")
     # %mcp app: the same app, opened without a call; arguments still being written stream to it
     opened = notebook.output(4).frame_locator("iframe.mcpnb-app-frame")

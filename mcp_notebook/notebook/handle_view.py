@@ -6,7 +6,7 @@ export, GitHub's viewer and a terminal show, and it is also the fallback inside 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..auth.redact import redact
 from .render import result_bundle
@@ -14,7 +14,40 @@ from .render_base import esc, json_pre, json_text, label_html, note_html, pre_ht
 from .tasks import task_line
 
 if TYPE_CHECKING:
-    from .handle import CallHandle
+    from .policy import Decision
+
+
+class CallHandle(Protocol):
+    """What the static view reads of a :class:`~.handle.CallHandle`, declared here so that the import
+    runs one way (handle -> handle_view; tests/test_layers.py)."""
+
+    arguments: dict[str, Any]
+    tool_def: dict[str, Any] | None
+    decision: Decision
+    logs: list[dict[str, Any]]
+    notes: list[dict[str, str]]
+    progress: tuple[float, float | None, str | None] | None
+    linked: dict[str, Any]
+    task: dict[str, Any] | None
+    started: float | None
+    _max_text: int
+    _max_image_bytes: int
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def defaults(self) -> dict[str, Any]: ...
+
+    @property
+    def result(self) -> dict[str, Any] | None: ...
+
+    @property
+    def error(self) -> BaseException | None: ...
+
 
 __all__ = ["call_bundle"]
 

@@ -141,11 +141,14 @@ treat them as untrusted unless the server is trusted ([Tools > Tool]({SPEC}/serv
 """),
     code("""
 hello = %mcp call demo.greet name=Ada
-hello.state, hello.decision.by
+"""),
+    md("""
+The card above is the handle's live output: it turns into the result once you click. A value printed
+now would stay as it was printed, so ask the handle after the call ended:
 """),
     code("""
 await hello
-hello.text
+hello.state, hello.entry.decided_by, hello.text
 """),
     md("""
 From code, a waiting handle is answered with `handle.approve()`, `handle.approve(always=True)` or

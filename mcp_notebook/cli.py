@@ -318,6 +318,7 @@ def _serve(args: argparse.Namespace) -> int:
             from .transports.http_limits import HTTPLimits
 
             host, port = args.http
+            server.mask_errors = not args.show_errors  # callers over the network see no internals
             token = args.token or os.environ.get(TOKEN_ENV) or None
             retry = args.sse_retry if args.sse_polling else None
             limits = HTTPLimits(**dict(args.limit))
@@ -366,6 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--token",
         metavar="T",
         help=f"with --http: require 'Authorization: Bearer T' (default: ${TOKEN_ENV} if set)",
+    )
+    serve.add_argument(
+        "--show-errors",
+        action="store_true",
+        help=(
+            "with --http: send the type and message of an exception a tool raises to the caller (by default "
+            "HTTP callers get 'an internal error occurred'; ToolError messages always reach them)"
+        ),
     )
     serve.add_argument(
         "--sse-polling",

@@ -49,6 +49,7 @@ from .connection import Connection, IncomingRequest, ProgressCallback
 from .modern_client import (
     ACKNOWLEDGED,
     Subscriptions,
+    answer_modern,
     modern_request,
     probe,
     remember_era,
@@ -328,6 +329,9 @@ class Client(TaskClientMixin):
 
     def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
         return with_meta(self, params)
+
+    async def _answer_modern(self, request: dict[str, Any]) -> dict[str, Any]:
+        return await answer_modern(self, request)  # one inputRequests entry (tasks use it too)
 
     async def _live(self) -> Connection:
         """The connection, after starting a new HTTP session if the server ended ours.

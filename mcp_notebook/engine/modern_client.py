@@ -98,6 +98,7 @@ __all__ = [
     "NotificationHandler",
     "Subscription",
     "Subscriptions",
+    "answer_modern",
     "era_key",
     "modern_request",
     "probe",
@@ -403,7 +404,7 @@ async def modern_request(
         if step is None:
             check_result(method, original, result)
             return eras.plain_result(method, result)
-        responses = {key: await _answer(client, req) for key, req in step.requests.items()}
+        responses = {key: await answer_modern(client, req) for key, req in step.requests.items()}
         original = eras.retry_params(original, step, responses)
     raise RemoteProtocolError(f"{method}: still input_required after {eras.MAX_INPUT_ROUNDS} rounds")
 
@@ -417,7 +418,7 @@ def with_meta(client: Client, params: dict[str, Any]) -> dict[str, Any]:
     return sent
 
 
-async def _answer(client: Client, request: dict[str, Any]) -> dict[str, Any]:
+async def answer_modern(client: Client, request: dict[str, Any]) -> dict[str, Any]:
     """One ``inputRequests`` entry, through the same handlers as a legacy server->client request."""
     kind = _INPUT_METHODS.get(request["method"])
     if kind is None:

@@ -72,6 +72,7 @@ class Server:
         read_cache_scope: Literal["public", "private"] = "private",
         approve: Approver | None = None,
         state_key: str | bytes | None = None,
+        mask_errors: bool = False,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         extra = {"title": title, "description": description, "websiteUrl": website_url, "icons": icons}
@@ -90,6 +91,9 @@ class Server:
         # Awaited before each tools/call runs, with the caller's identity (engine/approval.py; DESIGN 14).
         # None: every call runs. The notebook's serving installs its policy, console and audit log here.
         self.approve: Approver | None = approve
+        # An exception a tool raises reaches the caller as "Error executing tool X: Type: message" unless
+        # masked (then only "an internal error occurred"; the server log keeps it). ToolError always passes.
+        self.mask_errors = mask_errors
         self.trace_size = trace_size
         # 2026-07-28 caching hints (server/utilities/caching) of server/discover and the lists: fresh for a
         # minute (a client listening for list_changed hears of a re-run cell at once; one that does not

@@ -29,6 +29,7 @@ from ..tools.context import Context
 from ..tools.prompts import PromptArgumentError, PromptDef
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
+from ..tools.tool import masked_error
 from ..transports.base import Peer, Transport
 from . import tasks as task_engine
 from .approval import Approver, IncomingCall, check, denied_result
@@ -54,6 +55,7 @@ class Server(Protocol):
     cache_scope: Literal["public", "private"]
     read_cache_ttl_ms: int
     read_cache_scope: Literal["public", "private"]
+    mask_errors: bool
     run_sync: RunSync
     run_async: RunAsync | None
     elicitation_fallback: ElicitationFallback | None
@@ -360,7 +362,8 @@ def _input_required(
 async def _discover(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     """server/discover (2026-07-28): versions, capabilities, instructions; serverInfo goes in _meta."""
     result: dict[str, Any] = {
-        "supportedVersions": list(s.session.modern_versions),
+        # dual-era: the legacy versions too (initialize negotiates them), newest first
+        "supportedVersions": [*s.session.modern_versions, *reversed(s.session.supported_versions)],
         "capabilities": s.server.modern_capabilities(),
     }
     if s.server.instructions:
@@ -447,6 +450,8 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     else:
         if outcome.exception is not None:
             log.info("tool %s failed: %s\n%s", name, outcome.exception, outcome.traceback or "")
+            if s.server.mask_errors and outcome.traceback is not None:  # raised by the tool, not a ToolError
+                outcome.result = masked_error(name)
         failed = outcome.result.get("isError") is True
         finished |= {"outcome": outcome, "status": "failed" if failed else "done"}
         return outcome.result

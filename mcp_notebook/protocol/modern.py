@@ -162,7 +162,11 @@ class RequestMeta:
 
 
 def read_meta(
-    method: str, params: Mapping[str, Any] | None, supported: tuple[str, ...] = MODERN_VERSIONS
+    method: str,
+    params: Mapping[str, Any] | None,
+    supported: tuple[str, ...] = MODERN_VERSIONS,
+    *,
+    also: tuple[str, ...] = (),
 ) -> RequestMeta:
     """Validate a modern request's ``_meta`` and method; JSONRPCError with the spec's code otherwise.
 
@@ -179,7 +183,7 @@ def read_meta(
         raise JSONRPCError(
             UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",
-            {"supported": list(supported), "requested": requested},
+            {"supported": [*supported, *also], "requested": requested},  # also: a dual-era server's legacy
         )
     capabilities = meta.get(META_CLIENT_CAPABILITIES)
     if not isinstance(capabilities, dict):

@@ -394,7 +394,9 @@ class Session:
 
     def _on_modern_request(self, request: Request) -> Event:
         try:
-            meta = modern.read_meta(request.method, request.params, self.modern_versions)
+            meta = modern.read_meta(
+                request.method, request.params, self.modern_versions, also=self.supported_versions[::-1]
+            )
         except JSONRPCError as exc:
             return self._refuse(request, exc.code, exc.message, exc.data)
         needed = REQUIRED_CAPABILITY.get(request.method)

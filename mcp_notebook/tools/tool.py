@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from ..protocol.era import invalid_param_headers
 from ..protocol.modern import RequestEscalation
 from ._validation import schema_check
 from .content import ToolError, text_block, to_call_result
@@ -24,7 +25,7 @@ from .convert import from_json
 from .docstrings import parse_docstring
 from .schema import input_schema_for, output_schema_for, resolve_hints
 
-__all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool"]
+__all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool", "masked_error"]
 
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
 RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
@@ -43,6 +44,11 @@ class ToolOutcome:
 
 def _error(text: str) -> dict[str, Any]:
     return {"content": [text_block(text)], "isError": True}
+
+
+def masked_error(name: str) -> dict[str, Any]:
+    """What a caller sees of an exception a tool raised when the server masks errors (``mask_errors``)."""
+    return _error(f"Error executing tool {name}: an internal error occurred")
 
 
 class Tool:
@@ -167,6 +173,10 @@ def _output_schema(fn: Callable[..., Any], requested: dict[str, Any] | bool | No
         return output_schema_for(fn)
     if requested is None or requested is False:
         return None, False
+    if requested.get("type") != "object":
+        # up to 2025-11-25 an outputSchema's root MUST be an object (server/tools#output-schema): any other
+        # schema describes the value under "result", as for a function returning a list or a number
+        return {"type": "object", "properties": {"result": requested}, "required": ["result"]}, True
     # an explicit schema: wrap results only if it says so itself, i.e. it has exactly a required "result"
     return requested, requested.get("required") == ["result"] and set(requested.get("properties", {})) == {
         "result"
@@ -188,6 +198,9 @@ def make_tool(
     """Build a :class:`Tool` from ``fn``: schemas from its type hints, description from its docstring."""
     tool_name = _check_name(name if name is not None else fn.__name__)
     input_schema, context_param = input_schema_for(fn)
+    bad_header = invalid_param_headers(input_schema)
+    if bad_header is not None:  # spec-following HTTP clients would leave the tool out (SEP-2243)
+        raise ValueError(f"Tool {tool_name!r}: {bad_header}")
     out_schema, wrapped = _output_schema(fn, output_schema)
     if description is None:
         description = parse_docstring(inspect.getdoc(fn))[0] or None

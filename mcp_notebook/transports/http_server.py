@@ -34,7 +34,13 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from mcp_notebook.protocol import modern
-from mcp_notebook.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, JSONRPCError
+from mcp_notebook.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    JSONRPCError,
+)
 from mcp_notebook.protocol.jsonrpc import (
     ErrorResponse,
     Invalid,
@@ -377,7 +383,7 @@ class StreamableHTTPServer:
             error = modern.check_headers(request.headers, message.method, message.params)
             if error is not None:
                 raise error
-            modern.read_meta(message.method, message.params)
+            modern.read_meta(message.method, message.params, also=tuple(reversed(SUPPORTED_VERSIONS)))
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return _answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
@@ -392,7 +398,7 @@ class StreamableHTTPServer:
             if not await _first_activity(request, stream):
                 return web.Response(status=202)  # the client left: its request is cancelled
             if stream.finished and stream.answer is not None and (stream.json_mode or stream.next_seq == 1):
-                return _answer(stream.answer)
+                return _answer(stream.answer, handled=True)
             return await self._stream(request, session, stream, -1, {}, watch=True)
         finally:
             session.terminate("the request ended")
@@ -519,10 +525,14 @@ class StreamableHTTPServer:
                     await response.write(encode_comment())  # keeps proxies open and finds dead clients
 
 
-def _answer(text: str) -> web.Response:
-    """A modern answer as one JSON body; an error gets its HTTP status (400, 404 for -32601)."""
+def _answer(text: str, *, handled: bool = False) -> web.Response:
+    """A modern answer as one JSON body; an error gets its HTTP status (400, 404 for -32601). A handler's
+    invalid-params error (an unknown tool, a bad cursor) is a JSON-RPC answer to a well-formed HTTP
+    request: 200, so that a dual-era client does not read a 400 as "legacy server"."""
     parsed = parse(text)[0]
-    status = modern.http_status(parsed.code) if isinstance(parsed, ErrorResponse) else 200
+    status = 200
+    if isinstance(parsed, ErrorResponse) and not (handled and parsed.code == INVALID_PARAMS):
+        status = modern.http_status(parsed.code)
     return web.Response(status=status, text=text, content_type="application/json")
 
 

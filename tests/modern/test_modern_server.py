@@ -33,6 +33,7 @@ from mcp_notebook.transports.stdio import StdioClientTransport
 from tests.modern import _fixture
 from tests.modern._fixture import server
 
+LEGACY = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]  # a dual-era server names them too
 WAIT = 20.0
 V = "2026-07-28"
 FIXTURE = Path(_fixture.__file__)
@@ -237,7 +238,7 @@ async def peer(request: pytest.FixtureRequest) -> AsyncIterator[Peer]:
 # ---- discovery, _meta, results -----------------------------------------------------------------------------
 async def test_discover_names_versions_capabilities_and_the_server(peer: Peer) -> None:
     result = (await call(peer, "server/discover")).result
-    assert result["supportedVersions"] == [V]
+    assert result["supportedVersions"] == [V, *LEGACY]  # dual-era (audit item 9)
     assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
     assert result["resultType"] == "complete"
     assert result["_meta"][modern.META_SERVER_INFO] == {"name": "modern-fixture", "version": "1.0"}
@@ -283,7 +284,7 @@ async def test_an_unsupported_version_lists_the_supported_ones(peer: Peer) -> No
     headers = {**http_headers(message), "MCP-Protocol-Version": "2099-01-01"}
     reply = await peer.send(message, headers if peer.name == "http" else None)
     assert reply.error["code"] == modern.UNSUPPORTED_PROTOCOL_VERSION
-    assert reply.error["data"] == {"supported": [V], "requested": "2099-01-01"}
+    assert reply.error["data"] == {"supported": [V, *LEGACY], "requested": "2099-01-01"}
     assert reply.status in (None, 400)
 
 
@@ -503,7 +504,7 @@ async def test_one_http_endpoint_serves_a_legacy_session_beside_modern_requests(
         async with Client(url, era="legacy") as legacy, aiohttp.ClientSession() as raw:
             assert legacy.negotiated_version is not None and legacy.negotiated_version.name == "2025-11-25"
             peer = HTTPPeer(url, raw)
-            assert (await call(peer, "server/discover")).result["supportedVersions"] == [V]
+            assert (await call(peer, "server/discover")).result["supportedVersions"] == [V, *LEGACY]
             assert len(http.sessions) == 1  # only the legacy session is kept; modern requests leave nothing
             result = await legacy.call_tool("add", {"a": 1, "b": 2})
             assert result["structuredContent"] == {"result": 3}

@@ -82,6 +82,9 @@ def test_read_meta_rejects_missing_or_invalid_fields(params: dict[str, Any] | No
     assert raised.value.code == code
 
 
+DUAL = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+
 def test_an_unsupported_version_names_what_is_supported() -> None:
     with pytest.raises(JSONRPCError) as raised:
         modern.read_meta("tools/list", {"_meta": {**meta(), modern.META_PROTOCOL_VERSION: "1900-01-01"}})
@@ -316,7 +319,8 @@ def test_an_unsupported_modern_version_is_refused_with_its_data() -> None:
     )
     error = refusal(event)["error"]
     assert error["code"] == modern.UNSUPPORTED_PROTOCOL_VERSION
-    assert error["data"] == {"supported": [V], "requested": "2099-01-01"}
+    # a dual-era server names its legacy versions too (audit item 9)
+    assert error["data"] == {"supported": [V, *DUAL], "requested": "2099-01-01"}
 
 
 def test_an_undeclared_server_capability_is_not_found_in_both_eras() -> None:

@@ -69,7 +69,7 @@ def test_bare_mcp_lists_every_subcommand(shell: Any, capsys: pytest.CaptureFixtu
 
 @pytest.mark.parametrize(
     "sub", ["tools", "call", "form", "connect", "disconnect", "servers", "resources", "read", "prompts",
-            "prompt", "trace", "history", "policy"],
+            "prompt", "trace", "history", "policy", "lint", "check", "app"],
 )  # fmt: skip
 def test_every_subcommand_has_help(shell: Any, sub: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert mcp(shell, f"{sub} --help") is None

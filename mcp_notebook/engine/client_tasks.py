@@ -37,6 +37,7 @@ from .task_store import InMemoryTaskStore
 
 if TYPE_CHECKING:
     from .connection import IncomingRequest
+    from .modern_client import Subscriptions
     from .trace import Trace
 
 __all__ = ["TaskCancelledError", "TaskClientMixin", "TaskStatusCallback"]
@@ -76,6 +77,8 @@ class TaskClientMixin:
     _received_tasks: _ReceivedTasks | None = None
     if TYPE_CHECKING:  # provided by Client
         name: str
+        listen: bool
+        subscriptions: Subscriptions
         _modern: bool
         _tools: dict[str, dict[str, Any]]
         trace: Trace
@@ -179,6 +182,60 @@ class TaskClientMixin:
     async def _follow_modern(
         self, task_id: str, task: dict[str, Any], on_task: TaskStatusCallback | None
     ) -> dict[str, Any]:
+        """Until the task ends: its status comes on the ``subscriptions/listen`` stream (``notifications/
+        tasks``, the task named in the filter's ``taskIds``) when the server honours that, else (and as a
+        fallback, since a notification can be lost) from ``tasks/get`` at the server's poll interval."""
+        pushed: list[dict[str, Any]] = []
+        arrived = asyncio.Event()
+
+        def heard(params: dict[str, Any]) -> None:
+            if params.get("taskId") == task_id:
+                pushed.append({k: v for k, v in params.items() if k != "_meta"})
+                arrived.set()
+
+        remove = self.subscriptions.on("notifications/tasks", heard)
+        listening = False
+        if self.listen and has_capability(self.server_capabilities, ("extensions", wire.EXTENSION)):
+            with contextlib.suppress(MCPError, asyncio.TimeoutError):
+                await self.subscriptions.watch("taskIds", task_id)
+                listening = task_id in self.subscriptions.honoured.get("taskIds", ())
+        try:
+            return await self._track_modern(task_id, task, on_task, pushed, arrived, listening)
+        finally:
+            remove()
+            if listening:
+                with contextlib.suppress(Exception):
+                    await self.subscriptions.unwatch("taskIds", task_id)
+
+    async def _next_task(
+        self,
+        task_id: str,
+        task: dict[str, Any],
+        pushed: list[dict[str, Any]],
+        arrived: asyncio.Event,
+        listening: bool,
+    ) -> dict[str, Any]:
+        """The task's next state: pushed on the listen stream, else polled."""
+        wait = MAX_POLL if listening else _poll_seconds(task)
+        if not pushed:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(arrived.wait(), timeout=wait)
+        arrived.clear()
+        if pushed:
+            latest = pushed[-1]
+            pushed.clear()
+            return latest
+        return await self.get_task(task_id)
+
+    async def _track_modern(
+        self,
+        task_id: str,
+        task: dict[str, Any],
+        on_task: TaskStatusCallback | None,
+        pushed: list[dict[str, Any]],
+        arrived: asyncio.Event,
+        listening: bool,
+    ) -> dict[str, Any]:
         answered: set[str] = set()
         status = task.get("status")
         while True:
@@ -205,8 +262,7 @@ class TaskClientMixin:
                     status = task.get("status")
                     await _call(on_task, task)
                     continue
-            await asyncio.sleep(_poll_seconds(task))
-            task = await self.get_task(task_id)
+            task = await self._next_task(task_id, task, pushed, arrived, listening)
             if task.get("status") != status or status == "input_required":
                 if task.get("status") != status:
                     await _call(on_task, task)

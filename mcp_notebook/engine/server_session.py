@@ -31,10 +31,11 @@ from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
 from ..tools.tool import masked_error
 from ..transports.base import Peer, Transport
-from . import tasks as task_engine
+from . import task_calls as task_engine
 from .approval import Approver, IncomingCall, check, denied_result
 from .connection import Connection, IncomingRequest
 from .paging import page_of
+from .tasks import TaskManager
 from .trace import Trace
 
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
@@ -66,7 +67,7 @@ class Server(Protocol):
     _templates: dict[str, TemplateDef]
     _prompts: dict[str, PromptDef]
 
-    tasks: task_engine.TaskManager
+    tasks: TaskManager
     tasks_enabled: bool
     principal_of: PrincipalOf | None
 

@@ -287,3 +287,33 @@ async def test_modern_required_without_extension_is_32021() -> None:
             await client.connection.request("tools/call", sent)
         assert refused.value.code == -32021
         assert refused.value.data == {"requiredCapabilities": {"extensions": {wire.EXTENSION: {}}}}
+
+
+@pytest.mark.parametrize("transport", ["memory", "http"])
+async def test_modern_status_comes_through_subscriptions_listen(transport: str) -> None:
+    """2026: the client names the task in its listen filter (``taskIds``) and hears ``notifications/tasks``;
+    with a long poll interval, a call that finishes quickly proves no polling was needed."""
+    server = make_server()
+    server.tasks.poll_interval_ms = 4000
+    seen: list[str] = []
+    async with connected("modern", transport, server) as client:
+        result = await asyncio.wait_for(
+            client.call_tool("maybe", {"x": 3}, on_task=lambda t: seen.append(t["status"])), 3.5
+        )
+        assert result["structuredContent"] == {"result": 6} and seen == ["working", "completed"]
+        sent = [e.message for e in client.trace if e.direction == "out"]
+        heard = [e.message for e in client.trace if e.direction == "in"]
+        listens = [m for m in sent if m.get("method") == "subscriptions/listen"]
+        assert any("taskIds" in m["params"]["notifications"] for m in listens)
+        assert any(m.get("method") == "notifications/tasks" for m in heard)
+        assert not [m for m in sent if m.get("method") == "tasks/get"]
+
+
+async def test_modern_without_listen_polls() -> None:
+    seen: list[str] = []
+    async with connected("modern", "memory", listen=False) as client:
+        await asyncio.wait_for(
+            client.call_tool("maybe", {"x": 3}, on_task=lambda t: seen.append(t["status"])), WAIT
+        )
+        sent = [e.message.get("method") for e in client.trace if e.direction == "out"]
+        assert "tasks/get" in sent and "subscriptions/listen" not in sent and seen[-1] == "completed"

@@ -46,6 +46,7 @@ TaskStatusCallback = Callable[[dict[str, Any]], Any]  # the task's wire dict (ta
 MIN_POLL = 0.02  # seconds: never poll faster, whatever the server says
 MAX_POLL = 5.0  # seconds: never wait longer between looks (status notifications may not come)
 DEFAULT_POLL = 0.5
+_BACKGROUND: set[asyncio.Task[None]] = set()  # unwatch jobs still running (a reference keeps them alive)
 
 
 class TaskCancelledError(MCPError):
@@ -91,8 +92,6 @@ class TaskClientMixin:
         async def request(
             self, method: str, params: dict[str, Any] | None = None, **options: Any
         ) -> dict[str, Any]: ...
-
-        async def _answer_modern(self, request: dict[str, Any]) -> dict[str, Any]: ...
 
         async def answer_input(self, request: InputRequest) -> dict[str, Any]: ...
 
@@ -195,17 +194,22 @@ class TaskClientMixin:
 
         remove = self.subscriptions.on("notifications/tasks", heard)
         listening = False
-        if self.listen and has_capability(self.server_capabilities, ("extensions", wire.EXTENSION)):
-            with contextlib.suppress(MCPError, asyncio.TimeoutError):
-                await self.subscriptions.watch("taskIds", task_id)
-                listening = task_id in self.subscriptions.honoured.get("taskIds", ())
         try:
+            if self.listen and has_capability(self.server_capabilities, ("extensions", wire.EXTENSION)):
+                with contextlib.suppress(MCPError, asyncio.TimeoutError):
+                    await self.subscriptions.watch("taskIds", task_id)
+                    listening = task_id in self.subscriptions.honoured.get("taskIds", ())
             return await self._track_modern(task_id, task, on_task, pushed, arrived, listening)
         finally:
             remove()
-            if listening:
-                with contextlib.suppress(Exception):
-                    await self.subscriptions.unwatch("taskIds", task_id)
+            if listening:  # in the background: a cancelled call must not wait for a new listen stream
+                unwatch = asyncio.get_running_loop().create_task(self._unwatch(task_id))
+                _BACKGROUND.add(unwatch)
+                unwatch.add_done_callback(_BACKGROUND.discard)
+
+    async def _unwatch(self, task_id: str) -> None:
+        with contextlib.suppress(Exception):
+            await self.subscriptions.unwatch("taskIds", task_id)
 
     async def _next_task(
         self,
@@ -255,7 +259,7 @@ class TaskClientMixin:
             if status == "input_required" and isinstance(requests, dict):
                 fresh = {k: v for k, v in requests.items() if k not in answered and isinstance(v, dict)}
                 if fresh:  # keys are unique over the task's life: answer each once
-                    responses = {key: await self._answer_modern(req) for key, req in fresh.items()}
+                    responses = {key: await self._answer_request(req) for key, req in fresh.items()}
                     answered.update(fresh)
                     await self.request("tasks/update", {"taskId": task_id, "inputResponses": responses})
                     task = await self.get_task(task_id)
@@ -267,6 +271,16 @@ class TaskClientMixin:
                 if task.get("status") != status:
                     await _call(on_task, task)
                 status = task.get("status")
+
+    async def _answer_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One ``inputRequests`` entry of a task, through the client's input handlers."""
+        kind = _INPUT_METHODS.get(request.get("method", ""))
+        if kind is None:
+            raise RemoteProtocolError(f"the task asked for unknown input {request.get('method')!r}")
+        params = request.get("params")
+        return await self.answer_input(
+            InputRequest(kind, params if isinstance(params, dict) else {}, self.name)
+        )
 
     # ---- requestor: tasks/* ------------------------------------------------------------------------------
     async def get_task(self, task_id: str) -> dict[str, Any]:

@@ -359,6 +359,7 @@ class Client(TaskClientMixin):
         items: list[dict[str, Any]] = []
         cursor: str | None = None
         deadline = time.monotonic() + 3600.0
+        seen: set[str] = set()
         while True:
             result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
             items.extend(result.get(field, []))
@@ -366,6 +367,9 @@ class Client(TaskClientMixin):
             cursor = result.get("nextCursor")
             if cursor is None:
                 return items, deadline
+            if cursor in seen:  # the same page again: following it would never end
+                raise RemoteProtocolError(f"{method}: the server sent the cursor {cursor!r} twice")
+            seen.add(cursor)
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool, across all pages; refreshes the client's tools cache (:meth:`tools_by_name`)."""

@@ -26,7 +26,13 @@ INITIALIZE = {
     "capabilities": {"tools": {}, "prompts": {}, "resources": {}, "completions": {}},
     "serverInfo": {"name": "liar", "version": "1"},
 }
-FUZZ = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
 values = st.recursive(

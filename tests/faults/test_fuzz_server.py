@@ -42,6 +42,7 @@ FUZZ = settings(
     max_examples=75,
     deadline=None,
     database=None,
+    derandomize=True,  # the same examples on every run: CI does not flake on a new random draw
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
@@ -187,8 +188,18 @@ def check_answers(sent: str, answers: list[Any]) -> None:
         return
     if is_request(message):
         assert [a for a in flat if a.get("id") == message["id"]] == flat and len(flat) == 1, (sent, flat)
+        return
+    if isinstance(message, dict) and is_request(
+        {k: v for k, v in message.items() if k not in ("result", "error")}
+    ):
+        # a request with stray "result"/"error" members: read as the request or refused, at most one answer
+        assert [a for a in flat if a.get("id") in (message["id"], None)] == flat and len(flat) <= 1, (
+            sent,
+            flat,
+        )
+        return
     for item in flat:
-        assert "error" in item or is_request(message) or isinstance(message, list), (sent, item)
+        assert "error" in item or isinstance(message, list), (sent, item)
 
 
 # ---- stdio ------------------------------------------------------------------------------------------------

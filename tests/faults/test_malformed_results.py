@@ -75,6 +75,14 @@ async def test_a_result_that_is_not_an_object_fails_its_call_at_once() -> None:
     await asyncio.wait_for(server, WAIT)
 
 
+async def test_a_server_that_pages_forever_fails_the_listing() -> None:
+    client, server = await client_of({"tools/list": {"tools": [], "nextCursor": "again"}})
+    async with client:
+        with pytest.raises(RemoteProtocolError, match="tools/list: the server sent the cursor 'again' twice"):
+            await asyncio.wait_for(client.list_tools(), WAIT)  # was: a loop without end
+    await asyncio.wait_for(server, WAIT)
+
+
 async def test_a_well_formed_result_with_extra_keys_passes() -> None:
     result = {"content": [{"type": "text", "text": "ok", "extra": 1}], "isError": False, "vendorKey": {}}
     client, server = await client_of({"tools/call": result})

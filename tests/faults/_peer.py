@@ -5,7 +5,8 @@ stdio LIMIT   our Server over stdio, reading lines of at most LIMIT bytes
 fuzz-http, fuzz-stdio   the same with only the harmless tools (for the fuzz suite: nothing slow, nothing big)
 garbage       our Server over stdio that prints non-JSON on stdout before serving and inside a tool
 hang          reads stdin, answers nothing, ignores SIGTERM
-id-last LIMIT answers initialize, then every tools/call with a result of LIMIT bytes whose id comes last
+id-last SIZE  answers initialize, then every tools/call with a result of SIZE bytes whose id comes last
+id-hidden SIZE  the same with the id in the middle (not readable from the ends of the line)
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def hang() -> None:
     signal.pause()  # stdin closed: still no exit; only SIGKILL ends this
 
 
-def id_last(size: int) -> None:
+def id_last(size: int, *, hidden: bool = False) -> None:
     out = sys.stdout.buffer
     for raw in sys.stdin.buffer:
         msg = json.loads(raw)
@@ -108,7 +109,10 @@ def id_last(size: int) -> None:
             line = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result})
         else:  # a TypeScript-style answer: result first, the id at the very end
             content = json.dumps({"content": [{"type": "text", "text": "y" * size}]})
-            line = f'{{"result":{content},"jsonrpc":"2.0","id":{json.dumps(msg["id"])}}}'
+            request_id = json.dumps(msg["id"])
+            line = f'{{"result":{content},"jsonrpc":"2.0","id":{request_id}}}'
+            if hidden:  # the id neither in the first nor as the last member: unreadable once cut
+                line = f'{{"result":{content},"id":{request_id},"jsonrpc":"2.0"}}'
         out.write(line.encode() + b"\n")
         out.flush()
 
@@ -131,6 +135,8 @@ def main() -> None:
         hang()
     elif mode == "id-last":
         id_last(int(sys.argv[2]))
+    elif mode == "id-hidden":
+        id_last(int(sys.argv[2]), hidden=True)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

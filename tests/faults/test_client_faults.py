@@ -141,6 +141,15 @@ async def test_an_answer_over_the_clients_limit_fails_its_own_call(mode: str) ->
             assert result["content"][0]["text"] == "after"
 
 
+async def test_an_answer_over_the_limit_whose_id_cannot_be_read_ends_the_connection_at_once() -> None:
+    transport = await StdioClientTransport.start(peer("id-hidden", 10_000), max_line_bytes=4096)
+    async with Client(transport, timeout=60, era="legacy") as client:
+        started = time.monotonic()
+        with pytest.raises(MCPError, match=r"message of 10\d\d\d bytes exceeds the limit of 4096, and its"):
+            await asyncio.wait_for(client.call_tool("big", {"size": 10_000}), WAIT)
+        assert time.monotonic() - started < FAST  # not the call's 60 s timeout
+
+
 @posix_only
 async def test_a_server_killed_mid_call_fails_the_call_with_how_it_died() -> None:
     transport = await StdioClientTransport.start(peer("stdio", 64 << 20))

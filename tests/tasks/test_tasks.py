@@ -317,3 +317,26 @@ async def test_modern_without_listen_polls() -> None:
         )
         sent = [e.message.get("method") for e in client.trace if e.direction == "out"]
         assert "tasks/get" in sent and "subscriptions/listen" not in sent and seen[-1] == "completed"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_tasks_are_bound_to_the_principal(era: str) -> None:
+    """With an authorization context, another principal cannot see, list or cancel a task (-32602)."""
+    server = make_server()
+    who = {"name": "alice"}
+    server.principal_of = lambda session, request: who["name"]
+    async with connected(era, "memory", server) as client:
+        seen: list[dict[str, Any]] = []
+        await asyncio.wait_for(client.call_tool("must", {"x": 2}, on_task=seen.append), WAIT)
+        task_id = seen[0]["taskId"]
+        who["name"] = "mallory"
+        for attempt in (client.get_task(task_id), client.cancel_task(task_id)):
+            with pytest.raises(JSONRPCError) as refused:
+                await attempt
+            assert refused.value.code == -32602
+        if era == "legacy":
+            assert await client.list_tasks() == []
+        who["name"] = "alice"
+        assert (await client.get_task(task_id))["status"] == "completed"
+        if era == "legacy":
+            assert [t["taskId"] for t in await client.list_tasks()] == [task_id]

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, Protocol
 
-from ..protocol import modern
+from ..protocol import downgrade, modern
 from ..protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -134,7 +134,13 @@ class ServerSession:
         handler = HANDLERS.get(request.method)
         if handler is None:
             raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
-        return await handler(self, request)
+        result = await handler(self, request)
+        if request.method == "tools/call":  # in the shape this session's version has (audit items 6, 7)
+            return downgrade.call_result_for(self.session.version, result)
+        if request.method == "tools/list":
+            version = self.session.version
+            result["tools"] = [downgrade.tool_for(version, tool) for tool in result.get("tools", [])]
+        return result
 
     async def _handle_modern(self, request: IncomingRequest) -> dict[str, Any]:
         """A stateless 2026-07-28 request: same handlers, modern finish (protocol/modern.py)."""
@@ -150,6 +156,8 @@ class ServerSession:
             ttl, scope = server.read_cache_ttl_ms, server.read_cache_scope
         else:
             ttl, scope = server.cache_ttl_ms, server.cache_scope
+        if request.method == "tools/call":
+            result = downgrade.call_result_for(None, result)  # a text copy of structured content
         return modern.complete(result, request.method, server.info, ttl_ms=ttl, cache_scope=scope)
 
     async def on_notification(self, method: str, params: dict[str, Any]) -> None:

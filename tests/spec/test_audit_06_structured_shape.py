@@ -1,0 +1,37 @@
+"""Audit item 6: ``ToolResult(structured=[1, 2, 3])`` went to a 2025-11-25 session as an array
+``structuredContent`` (legacy versions require an object) and with no text copy. Now legacy sessions get
+``{"result": [...]}``, 2026-07-28 ones the array (allowed there), and both a text copy of the JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mcp_notebook import Client, Server, ToolResult
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def make_server() -> Server:
+    server = Server("audit-6")
+
+    @server.tool(output_schema=False)
+    def numbers() -> ToolResult:
+        return ToolResult(structured=[1, 2, 3])
+
+    return server
+
+
+async def test_audit_06_a_legacy_session_gets_an_object_and_a_text_copy() -> None:
+    async with Client(make_server(), era="legacy", timeout=20) as client:
+        result = await client.call_tool("numbers")
+    assert result["structuredContent"] == {"result": [1, 2, 3]}  # was [1, 2, 3]
+    assert [json.loads(block["text"]) for block in result["content"]] == [{"result": [1, 2, 3]}]  # was []
+
+
+async def test_audit_06_a_modern_session_gets_the_array_and_a_text_copy() -> None:
+    async with Client(make_server(), era="modern", timeout=20) as client:
+        result = await client.call_tool("numbers")
+    assert result["structuredContent"] == [1, 2, 3]
+    assert [json.loads(block["text"]) for block in result["content"]] == [[1, 2, 3]]

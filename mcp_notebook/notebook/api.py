@@ -546,22 +546,16 @@ class NotebookMCP:
     # ---- MCP Apps ------------------------------------------------------------------------------------------
     def _show_app(self, handle: CallHandle) -> None:
         """A tool with an app: its view above the call, fed the input now and the result when it ends."""
-        if not self.config.apps or self.policy.headless or handle.tool_def is None:
-            return
-        from .apps.host import open_app
+        if self.config.apps and not self.policy.headless and handle.tool_def is not None:
+            from .apps.host import show_for_call
 
-        view = open_app(self, handle.server, handle.tool_def)
-        if view is not None:
-            handle.app = view
-            view.follow(handle)
-            view.show()
+            show_for_call(self, handle)
 
     def app(self, name: str) -> Any:
         """``%mcp app TOOL``: open the tool's app without calling the tool (the app may call it itself)."""
         from .apps.host import open_app
 
-        server, _tool = self._split(name)
-        view = open_app(self, server, self.tool_def(name))
+        view = open_app(self, self._split(name)[0], self.tool_def(name))
         if view is None:
             raise NotebookError(f"{name} has no app (no _meta.ui.resourceUri naming a ui:// resource)")
         return view
@@ -701,30 +695,14 @@ class NotebookMCP:
 
         return lint(self, target, long_call=long_call)
 
-    def check(
-        self,
-        name: str,
-        *,
-        samples: Sequence[Any] = (),
-        errors: Sequence[Mapping[str, Any]] = (),
-        required: Sequence[str] = (),
-        annotations: Mapping[str, Any] | None = None,
-        timeout: float = 30.0,
-    ) -> CheckReport:
-        """The exercise checker (``%mcp check``): lint, required parameters and annotations, ``samples``
+    def check(self, name: str, **contract: Any) -> CheckReport:
+        """The exercise checker (``%mcp check``): lint, ``required`` parameters, ``annotations``, ``samples``
         (arguments, or ``(arguments, expected)``: a dict the structuredContent must contain, or a test
-        function) that must succeed and match the outputSchema, ``errors`` that must come back ``isError``."""
+        function) that must succeed and match the outputSchema, ``errors`` that must come back ``isError``;
+        ``timeout`` per call. See :func:`mcp_notebook.notebook.check.check`."""
         from .check import check
 
-        return check(
-            self,
-            name,
-            samples=samples,
-            errors=errors,
-            required=required,
-            annotations=annotations,
-            timeout=timeout,
-        )
+        return check(self, name, **contract)
 
     def history(self, last: int | None = None) -> History:
         """The audit log: every decision and call, each with its ``%mcp call`` line and Python call."""

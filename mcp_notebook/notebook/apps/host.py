@@ -29,7 +29,7 @@ import traitlets as t
 from ..policy import AuditEntry
 from ..render_base import esc, json_pre, note_html, pre_html, wrap
 from ..views import TraceView, filter_bundle
-from . import APP_MIME, app_only, ui_meta
+from . import APP_MIME, ui_meta
 from .sandbox import SANDBOX, allow_attribute, prepare_document
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class NotebookMCP(Protocol):
     ) -> CallHandle: ...
 
 
-__all__ = ["AppView", "open_app"]
+__all__ = ["AppView", "open_app", "show_for_call"]
 
 _FROM_APP = " (from the app)"
 _ESM = resources.files(__package__).joinpath("host.js").read_text(encoding="utf-8")
@@ -409,6 +409,11 @@ def open_app(
     return view
 
 
-def listed(tool: Mapping[str, Any]) -> bool:
-    """Whether a tool belongs in listings (app-only tools do not)."""
-    return not app_only(tool)
+def show_for_call(api: NotebookMCP, handle: CallHandle) -> AppView | None:
+    """Show the app of the tool ``handle`` calls, above the call: the input now, the result when it ends."""
+    view = open_app(api, handle.server, handle.tool_def or {})
+    if view is not None:
+        handle.app = view
+        view.follow(handle)
+        view.show()
+    return view

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import nbformat
 import pytest
 from playwright.sync_api import expect
 
@@ -167,3 +168,19 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook, la
     opened = notebook.output(4).frame_locator("iframe.mcpnb-app-frame")
     expect(opened.locator("#partial")).to_have_text('partial {"a":7}', timeout=KERNEL_TIMEOUT_MS)
     expect(opened.locator("#out")).to_have_text("waiting")  # no call, no result
+
+    # saved: beside the widget, the output keeps a static fallback with the tool's text content
+    notebook.command("docmanager:save")
+    saved = lab.root / notebook.name
+
+    def fallback() -> str:
+        cells = nbformat.read(saved, as_version=4).cells
+        outputs = [
+            o
+            for o in cells[2].get("outputs", [])
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        ]
+        return str(outputs[0]["data"].get("text/html", "")) if outputs else ""
+
+    notebook.page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    assert "MCP App ui://notebook/add.html" in fallback() and "42" in fallback()

@@ -259,6 +259,7 @@ async def serve_http(
         await _until_signalled()
     finally:
         await http.stop()
+        await server.tasks.aclose()  # tasks still running here end "failed" in the (shared) store
         print(f"{PROG}: stopped", file=sys.stderr, flush=True)
 
 

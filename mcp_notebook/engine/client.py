@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -29,8 +28,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol import era as eras
 from ..protocol.errors import (
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
     JSONRPCError,
     RemoteProtocolError,
 )
@@ -43,11 +40,10 @@ from ..tools._jsonable import jsonable_arguments
 from ..tools._validation import schema_check
 from ..transports.base import NeedsToolDefinitions, Serves, Transport
 from ..transports.memory import memory_pair
-from .client_inputs import _INPUT_METHODS, InputRequest
+from .client_inputs import InputAnswers, InputRequest
 from .client_tasks import TaskClientMixin, TaskStatusCallback
-from .connection import Connection, IncomingRequest, ProgressCallback
+from .connection import Connection, ProgressCallback
 from .modern_client import (
-    ACKNOWLEDGED,
     Subscriptions,
     answer_modern,
     modern_request,
@@ -70,12 +66,10 @@ log = logging.getLogger("mcp_notebook.engine.client")
 Handler = Callable[[dict[str, Any]], Any]  # params -> result (sync or async)
 
 
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-class Client(TaskClientMixin):
+class Client(InputAnswers, TaskClientMixin):
     """An MCP client session: ``async with Client(target) as c`` (or ``await c.connect()``, ``aclose()``)."""
+
+    subscriptions: Subscriptions
 
     def __init__(
         self,
@@ -583,50 +577,9 @@ class Client(TaskClientMixin):
             return  # 2026-07-28: roots are asked for per request; there is no list_changed to send
         await self.connection.notify("notifications/roots/list_changed")
 
-    # ---- what the server sends us ------------------------------------------------------------------------
-    async def _on_request(self, request: IncomingRequest) -> dict[str, Any]:
-        if request.method == "ping":
-            return {}
-        as_task = await self._on_task_request(request)
-        if as_task is not None:
-            return as_task
-        kind = _INPUT_METHODS.get(request.method)
-        if kind is None:
-            raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
-        return await self.answer_input(InputRequest(kind, request.params, self.name))
-
-    async def answer_input(self, request: InputRequest) -> dict[str, Any]:
-        """Answer an elicitation, sampling or roots request with the registered handler."""
-        if request.kind == "roots":
-            roots = self.roots() if callable(self.roots) else self.roots
-            if roots is None:
-                raise JSONRPCError(METHOD_NOT_FOUND, "Roots are not supported by this client")
-            return {"roots": list(await _maybe_await(roots))}
-        handler = self.elicitation_handler if request.kind == "elicitation" else self.sampling_handler
-        if handler is None:
-            raise JSONRPCError(METHOD_NOT_FOUND, f"This client does not support {request.kind}")
-        if request.kind == "elicitation":
-            mode = request.params.get("mode", "form")
-            if mode not in ("form", "url"):
-                raise JSONRPCError(INVALID_PARAMS, f"Unsupported elicitation mode: {mode!r}")
-        result = await _maybe_await(handler(request.params))
-        if not isinstance(result, dict):
-            raise TypeError(f"the {request.kind} handler must return a dict, not {type(result).__name__}")
-        return result
-
+    # ---- what the server sends us: client_inputs.py ----------------------------------------------------
     def _forget_tools(self) -> None:
         self._tools_stale = True
-
-    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        await self.subscriptions.dispatch(method, params)
-        if method == ACKNOWLEDGED:
-            return
-        if method == "notifications/tools/list_changed":
-            self._tools_stale = True
-        elif method == "notifications/message" and self.logging_handler is not None:
-            await _maybe_await(self.logging_handler(params))
-        if self.notification_handler is not None:
-            await _maybe_await(self.notification_handler(method, params))
 
 
 def _default_name(target: object) -> str:

@@ -368,7 +368,10 @@ class Server:
 
         with redirect_stdout_to_stderr():
             transport = StdioServerTransport()
-            await self.serve(transport, peer=Peer("stdio"), name=f"{self.name} stdio")
+            try:
+                await self.serve(transport, peer=Peer("stdio"), name=f"{self.name} stdio")
+            finally:
+                await self.tasks.aclose()  # tasks still running end "failed", not "working" forever
 
     def run_stdio(self) -> None:
         asyncio.run(self.run_stdio_async())

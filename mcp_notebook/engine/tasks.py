@@ -342,11 +342,13 @@ class TaskManager:
                             )
 
     async def aclose(self) -> None:
-        for running in list(self._running.values()):
-            self._stop(running)
+        """Stop the tasks this process runs: each ends ``failed`` ("the server stopped the task") in the
+        store, so a client (or another worker) does not wait on it forever."""
         jobs = list(self._jobs)
         for job in jobs:
             job.cancel()
+        for running in list(self._running.values()):
+            running.cancel_event.set()  # a tool in a worker thread stops at its next check
         if jobs:
             await asyncio.wait(jobs, timeout=5)
 

@@ -257,3 +257,19 @@ async def test_workers_option_serves_one_port_with_several_processes(tmp_path: P
         _stop(process)
     assert process.returncode == 0, log.read_text()
     assert "Traceback" not in log.read_text()
+
+
+async def test_a_task_running_at_shutdown_ends_failed(tmp_path: Path) -> None:
+    """Stopping the server ends its running tasks ``failed`` in the shared store, never "working" forever."""
+    store = str(tmp_path / "tasks.db")
+    port = free_port()
+    with serve(tmp_path / "1.log", "--task-store", store, port=port) as url:
+        async with aiohttp.ClientSession() as http:
+            created = await Modern(http).call(
+                url, "tools/call", {"name": "slow", "arguments": {"seconds": 60}}
+            )
+            assert created["status"] == "working"
+    with serve(tmp_path / "2.log", "--task-store", store, port=port) as url:
+        async with aiohttp.ClientSession() as http:
+            task = await Modern(http).call(url, "tasks/get", {"taskId": created["taskId"]})
+    assert task["status"] == "failed" and task["error"]["message"] == "the server stopped the task"

@@ -184,3 +184,22 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook, la
 
     notebook.page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
     assert "MCP App ui://notebook/add.html" in fallback() and "42" in fallback()
+
+
+def test_an_app_that_leaves_its_page_loses_the_bridge(open_notebook: OpenNotebook) -> None:
+    """Messages go to the frame with targetOrigin "*" (its origin is opaque): once the frame navigates
+    elsewhere, nothing more may be sent there. The host closes the bridge and says so."""
+    view = (
+        "<!doctype html><html><body><p>leaving</p><script>"
+        "setTimeout(() => { location.href = 'about:blank'; }, 50);"
+        "</script></body></html>"
+    )
+    cells = [
+        "%load_ext mcp_notebook",
+        f"@mcp.tool(app={view!r})\ndef leave() -> str:\n    '''Leave.'''\n    return 'secret result'",
+        "%mcp call leave",
+    ]
+    notebook = open_notebook(cells)
+    notebook.run_all()
+    assert not notebook.errors(), notebook.errors()
+    expect(notebook.output(2)).to_contain_text("The app left its page; the bridge to it is closed.")

@@ -43,15 +43,7 @@ function render({ model, el }) {
   status.className = "mcpnb-app-status";
   const asks = document.createElement("div");
   asks.className = "mcpnb-app-asks";
-  const frame = document.createElement("iframe");
-  frame.className = "mcpnb-app-frame";
-  frame.setAttribute("sandbox", model.get("sandbox"));
-  if (model.get("allow")) frame.setAttribute("allow", model.get("allow"));
-  frame.setAttribute("title", model.get("title") || "MCP App");
-  frame.style.cssText = "width:100%;display:block;background:transparent;border:0";
-  if (model.get("prefers_border")) frame.style.border = "1px solid var(--jp-border-color1, #ccc)";
-  frame.style.height = `${model.get("height")}px`;
-  root.append(status, asks, frame);
+  root.append(status, asks);
   el.append(root);
 
   let initialized = false;
@@ -59,8 +51,41 @@ function render({ model, el }) {
   let nextId = 1;
   const pending = new Map();
 
+  // One iframe per document, its srcdoc set before it is inserted, so its first load is that document.
+  // The document is ours until it navigates: after a second load the frame may show any site, and "*"
+  // below would hand it the call's data, so the bridge closes for good.
+  let frame = null;
+  let loads = 0;
+  let closed = false;
+  const makeFrame = (html) => {
+    const next = document.createElement("iframe");
+    next.className = "mcpnb-app-frame";
+    next.setAttribute("sandbox", model.get("sandbox"));
+    if (model.get("allow")) next.setAttribute("allow", model.get("allow"));
+    next.setAttribute("title", model.get("title") || "MCP App");
+    next.style.cssText = "width:100%;display:block;background:transparent;border:0";
+    if (model.get("prefers_border")) next.style.border = "1px solid var(--jp-border-color1, #ccc)";
+    next.style.height = `${model.get("height")}px`;
+    next.srcdoc = html;
+    next.addEventListener("load", () => {
+      if (next !== frame) return;
+      loads += 1;
+      if (loads > 1 && !closed) {
+        closed = true;
+        status.textContent = "The app left its page; the bridge to it is closed.";
+        status.style.display = "";
+      }
+    });
+    loads = 0;
+    closed = false;
+    if (frame) frame.replaceWith(next);
+    else root.append(next);
+    frame = next;
+  };
+
   const copy = (direction, message, handled) => model.send({ kind: direction, message, handled });
   const toApp = (message) => {
+    if (closed || !frame) return;
     if (frame.contentWindow) frame.contentWindow.postMessage(message, "*"); // its origin is opaque
     copy("out", message, true);
   };
@@ -125,7 +150,7 @@ function render({ model, el }) {
     const height = Number(params && params.height);
     if (Number.isFinite(height)) {
       const bounded = Math.max(MIN_HEIGHT, Math.min(Math.ceil(height), model.get("max_height")));
-      frame.style.height = `${bounded}px`;
+      if (frame) frame.style.height = `${bounded}px`;
     }
   };
 
@@ -175,7 +200,7 @@ function render({ model, el }) {
   };
 
   const onMessage = (event) => {
-    if (event.source !== frame.contentWindow) return; // only this output's own app
+    if (closed || !frame || event.source !== frame.contentWindow) return; // this output's own app, on its page
     const message = event.data;
     if (!message || typeof message !== "object" || message.jsonrpc !== "2.0") return;
     if (!("method" in message)) {
@@ -201,7 +226,7 @@ function render({ model, el }) {
       request("ui/resource-teardown", {}, msg.timeout_ms || 3000)
         .then(() => model.send({ kind: "torn_down", ok: true }))
         .catch((error) => model.send({ kind: "torn_down", ok: false, error: String(error.message || error) }))
-        .finally(() => frame.remove());
+        .finally(() => frame && frame.remove());
     }
   };
   model.on("msg:custom", onCustom);
@@ -215,7 +240,7 @@ function render({ model, el }) {
     if (!html) return;
     initialized = false;
     delivered = { input: false, partial: null, result: false, cancelled: false };
-    frame.srcdoc = html;
+    makeFrame(html);
   };
   const onChange = () => deliver();
   model.on("change:html", load);
@@ -249,7 +274,7 @@ function render({ model, el }) {
 
   return () => {
     // the output is going away (cleared, cell re-run): tell the app, while its frame is still there
-    if (initialized && frame.contentWindow) {
+    if (initialized && frame && frame.contentWindow) {
       frame.contentWindow.postMessage({ jsonrpc: "2.0", id: `host-${nextId++}`, method: "ui/resource-teardown", params: {} }, "*");
     }
     window.removeEventListener("message", onMessage);

@@ -23,6 +23,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .auth.oauth import OAuth
     from .engine.client import Client
     from .engine.server import Server
     from .engine.sync import SyncClient, connect
@@ -40,6 +41,7 @@ __all__ = [
     "Image",
     "JSONRPCError",
     "MCPError",
+    "OAuth",
     "RequestTimeoutError",
     "ResourceLink",
     "Server",
@@ -53,6 +55,7 @@ __all__ = [
 ]
 
 _WHERE = {
+    "OAuth": ".auth.oauth",
     "Client": ".engine.client",
     "Server": ".engine.server",
     "SyncClient": ".engine.sync",

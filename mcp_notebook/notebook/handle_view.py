@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..auth.redact import redact
 from .render import result_bundle
-from .render_base import esc, json_pre, json_text, label_html, note_html, pre_html, wrap
+from .render_base import code_block, esc, json_text, label_html, note_html, pre_html, wrap
 from .tasks import task_line
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def call_bundle(handle: CallHandle) -> dict[str, str]:
         bundle = {
             "text/html": wrap(
                 label_html(f"awaiting approval: <b>{esc(handle.label)}</b> ({esc(handle.decision.by)})")
-                + json_pre(handle.arguments, max_chars=handle._max_text)
+                + code_block("arguments (JSON)", json_text(handle.arguments), max_chars=handle._max_text)
                 + (
                     note_html("defaults the tool applies: " + esc(json_text(defaults, indent=None)))
                     if defaults

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import ipywidgets as w
 
-from .render_base import esc, json_text, note_html, wrap
+from .render_base import code_block, esc, json_text, note_html, wrap
 
 if TYPE_CHECKING:
     from .form import SchemaForm
@@ -138,6 +138,9 @@ class ApprovalCard:
             + f'<div class="mcpnb-note">Asked because: {esc(handle.decision.by)}</div>'
             + "<div>Arguments (the values the tool will use; defaults marked):</div>"
             + _arguments_table(handle.arguments, handle.defaults)
+            + '<details><summary class="mcpnb-note">as JSON</summary>'
+            + code_block("arguments (JSON)", json_text(handle.arguments))
+            + "</details>"
         )
         self.output = w.Output()
         self.approve = _button("Approve", "success")

@@ -158,6 +158,11 @@ def _classify(obj: Any) -> Message | Invalid:
     msg_id = raw_id if valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         return _invalid(msg_id, '"jsonrpc" must be "2.0"')
+    if "method" in obj and ("result" in obj or "error" in obj):
+        # Neither a request (which has no "result"/"error") nor a response (which has no "method"):
+        # JSON-RPC 2.0 sections 4 and 5. Refused the same way in every era and on every transport, with the
+        # id when it can be read so the sender is not left waiting; never acted upon as the request.
+        return _invalid(msg_id, 'a message with "method" must not have "result" or "error"')
     if "method" in obj:
         return _classify_call(obj, msg_id)
     if "result" in obj or "error" in obj:

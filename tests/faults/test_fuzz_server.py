@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from mcp_notebook.protocol.era import http_headers, modern_params
@@ -162,6 +162,15 @@ def is_request(message: Any) -> bool:
     )
 
 
+def is_stray(message: Any) -> bool:
+    """A request but for stray "result"/"error" members."""
+    return (
+        isinstance(message, dict)
+        and ("result" in message or "error" in message)
+        and is_request({k: v for k, v in message.items() if k not in ("result", "error")})
+    )
+
+
 def check_answer(answer: Any) -> None:
     assert isinstance(answer, dict) and answer.get("jsonrpc") == "2.0", answer
     if "error" in answer:
@@ -189,11 +198,10 @@ def check_answers(sent: str, answers: list[Any]) -> None:
     if is_request(message):
         assert [a for a in flat if a.get("id") == message["id"]] == flat and len(flat) == 1, (sent, flat)
         return
-    if isinstance(message, dict) and is_request(
-        {k: v for k, v in message.items() if k not in ("result", "error")}
-    ):
-        # a request with stray "result"/"error" members: read as the request or refused, at most one answer
-        assert [a for a in flat if a.get("id") in (message["id"], None)] == flat and len(flat) <= 1, (
+    if is_stray(message):
+        # "method" with "result"/"error" is neither a request nor a response (JSON-RPC 2.0 sections 4, 5):
+        # refused with -32600 and the readable id, in both eras, never answered as the request
+        assert [(a.get("id"), a.get("error", {}).get("code")) for a in flat] == [(message["id"], -32600)], (
             sent,
             flat,
         )
@@ -289,8 +297,19 @@ def stdio_peer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stdio
         assert "Traceback" not in stderr, stderr[-3000:]
 
 
+# the inputs an earlier run found (a request with stray "result"/"error" members was answered as a ping)
+STRAY = [
+    '{"jsonrpc": "2.0", "error": null, "id": 0, "method": "ping"}',
+    '{"jsonrpc": "2.0", "result": {}, "id": "r", "method": "tools/list"}',
+    '{"jsonrpc": "2.0", "error": {"code": 1, "message": "m"}, "id": 1, "method": "tools/call"}',
+]
+
+
 @FUZZ
 @given(text=inputs)
+@example(text=STRAY[0])
+@example(text=STRAY[1])
+@example(text=STRAY[2])
 def test_stdio_server_answers_or_ignores_malformed_input(stdio_peer: StdioPeer, text: str) -> None:
     text, request_id = unique_ids(text)
     expect = request_id if is_request(json.loads(text) if _json(text) else None) else None
@@ -403,6 +422,9 @@ def http_peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HTTPPeer]:
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 @FUZZ
 @given(text=inputs)
+@example(text=STRAY[0])
+@example(text=STRAY[1])
+@example(text=STRAY[2])
 def test_http_server_answers_or_ignores_malformed_input(http_peer: HTTPPeer, era: str, text: str) -> None:
     text, _ = unique_ids(text)
     event(kind_of(text))
@@ -426,4 +448,7 @@ def test_http_server_answers_or_ignores_malformed_input(http_peer: HTTPPeer, era
     message = json.loads(text) if _json(text) else None
     if status == 200 and is_request(message):
         assert any(_has_id(a, message["id"]) for a in answers), (text, answers)
+    if is_stray(message):  # refused as in stdio, whatever era its headers claim
+        assert status == 400, (status, text, answers)
+        assert [(a.get("id"), a["error"]["code"]) for a in answers] == [(message["id"], -32600)], answers
     http_peer.alive(era)

@@ -206,6 +206,12 @@ def test_bytes_in_another_unicode_encoding_are_a_parse_error(encoding: str) -> N
         ({"jsonrpc": "2.0", "id": 1, "method": ""}, 1),
         ({"jsonrpc": "2.0", "id": 1}, 1),
         ({}, None),
+        # "method" with "result"/"error": neither a request nor a response (JSON-RPC 2.0 sections 4, 5)
+        ({"jsonrpc": "2.0", "error": None, "id": 0, "method": "ping"}, 0),
+        ({"jsonrpc": "2.0", "result": {}, "id": "r", "method": "tools/list"}, "r"),
+        ({"jsonrpc": "2.0", "error": {"code": 1, "message": "m"}, "id": 2, "method": "x"}, 2),
+        ({"jsonrpc": "2.0", "result": {}, "method": "notifications/cancelled"}, None),
+        ({"jsonrpc": "2.0", "result": {}, "id": None, "method": "ping"}, None),
     ],
 )
 def test_invalid_request_is_answered_with_32600_echoing_a_readable_id(

@@ -250,7 +250,8 @@ class ServingHandle:
             f"<code>{html.escape(self.url)}</code></div>"
             + (
                 f"<div>Token: <code>{html.escape(self.masked_token)}</code>. Set it as "
-                f"<code>${TOKEN_ENV}</code> where the client runs: copy it with the button below, or read "
+                f"<code>${TOKEN_ENV}</code> where the client runs: <b>Reveal token</b> (below, in the live "
+                "notebook) shows it with a Copy button, or read "
                 "<code>mcp.serving.token</code> in this notebook.</div>"
                 if self.auth is None
                 else f"<div>{html.escape(self._token_note())}</div>"

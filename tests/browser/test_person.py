@@ -121,7 +121,7 @@ def test_nbconvert_html_shows_the_form_and_its_result(
     page.close()
 
 
-def test_no_token_in_the_saved_file(open_notebook: OpenNotebook) -> None:
+def test_no_token_in_the_saved_file(open_notebook: OpenNotebook, screenshot_dir: Path) -> None:
     """Item 2: the %mcp serve block is shown once and the token reaches the page only on Reveal; the
     saved .ipynb never holds it."""
     notebook = open_notebook(
@@ -139,6 +139,7 @@ def test_no_token_in_the_saved_file(open_notebook: OpenNotebook) -> None:
     assert token not in block.inner_text()
     block.get_by_role("button", name="Reveal token").click()
     expect(block).to_contain_text(token)
+    notebook.screenshot(screenshot_dir / "serve-revealed.png", whole=True)
     block.get_by_role("button", name="Hide token").click()
     expect(block).not_to_contain_text(token)
     saved = json.dumps(_save(notebook))

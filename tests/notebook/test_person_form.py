@@ -157,3 +157,22 @@ def test_large_forms_build_optional_nested_sections_on_first_open() -> None:
     assert form.value == {"tags": ["z"]}
     tags.open_button.click()
     assert [w.value for w in walk(form.widget) if isinstance(w, widgets.Text) and w.value == "z"] == ["z"]
+
+
+def test_the_bench_form_opens_about_half_the_comms_it_used_to() -> None:
+    """Each widget is a comm (and messages) in a live kernel: the 100-property bench schema built 620
+    widgets before issue 11, which is what took 142-164 ms there; now about half. A count, not a timing
+    (timings live in bench/: bench/run.py --only notebook)."""
+    import sys
+    from pathlib import Path
+
+    import ipywidgets.widgets.widget as widget_module
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        import bench_form
+    finally:
+        sys.path.pop(0)
+    before = len(widget_module._instances)
+    SchemaForm(bench_form.schema())
+    assert len(widget_module._instances) - before <= 320

@@ -412,7 +412,8 @@ async def _tools_list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     except ValueError as exc:
         raise JSONRPCError(INVALID_PARAMS, f"Invalid cursor: {r.params.get('cursor')!r}") from exc
     version = r.modern.version if r.modern is not None else s.session.version
-    if r.modern is not None or version is None or not version.supports("tool_execution"):
+    no_tasks = not s.server.tasks_enabled  # no tasks capability: taskSupport would promise what is not there
+    if no_tasks or r.modern is not None or version is None or not version.supports("tool_execution"):
         # execution.taskSupport is 2025-11-25 only: gone from 2026-07-28 and unknown before
         tools = [{k: v for k, v in tool.items() if k != "execution"} for tool in tools]
     result: dict[str, Any] = {"tools": tools}

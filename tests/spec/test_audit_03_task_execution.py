@@ -47,6 +47,7 @@ async def test_server_without_tasks_never_runs_a_required_tool_plainly() -> None
     server.tasks_enabled = False
     async with Client(server, era="legacy") as client:
         assert "tasks" not in client.server_capabilities
+        assert all("execution" not in tool for tool in await client.list_tools())  # never advertised
         with pytest.raises(JSONRPCError) as refused:
             await client.request("tools/call", {"name": "needs_a_task", "arguments": {}})
         assert refused.value.code == -32601

@@ -137,7 +137,8 @@ async def test_required_without_tasks_capability_is_not_advertised_as_runnable()
     server.tasks_enabled = False
     async with connected("legacy", "memory", server) as client:
         assert "tasks" not in client.server_capabilities
-        with pytest.raises(LocalProtocolError, match="tasks"):
+        assert all("execution" not in tool for tool in await client.list_tools())
+        with pytest.raises(JSONRPCError, match="needs tasks"):
             await client.call_tool("must", {"x": 1})
         with pytest.raises(JSONRPCError) as refused:
             await client.request("tools/call", {"name": "must", "arguments": {"x": 1}})

@@ -24,8 +24,9 @@ from ..protocol.errors import (
     LocalProtocolError,
 )
 from ..protocol.jsonrpc import RequestId
-from ..protocol.session import Role, Session, State, has_capability
+from ..protocol.session import Role, Session, State
 from ..tools.context import Context
+from ..tools.input_checks import check_declared, check_elicit_answer, client_elicits
 from ..tools.prompts import PromptArgumentError, PromptDef
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
@@ -293,21 +294,25 @@ class _ContextBackend:
         fallback = self._owner.server.elicitation_fallback
         if method == "elicitation/create" and fallback is not None and not self._client_elicits(params):
             return await fallback(dict(params), dict(self.client_info))
+        check_declared(method, params, self.client_capabilities, modern=self._request.modern is not None)
         if self._request.modern is not None:
             if self._inputs is None:
                 raise LocalProtocolError(f"{self._request.method} cannot ask the client for input (MRTR)")
-            if method == "elicitation/create" and params.get("mode") == "form":
-                params = {k: v for k, v in params.items() if k != "mode"}  # form is the default mode
-            return self._inputs.ask(method, params, key)
+            if method == "elicitation/create":
+                # form is the default mode; elicitationId is gone in 2026-07-28
+                drop = ("mode", "elicitationId") if params.get("mode") == "form" else ("elicitationId",)
+                params = {k: v for k, v in params.items() if k not in drop}
+            answer = self._inputs.ask(method, params, key)
+        else:
+            if method == "elicitation/create":
+                params = self._elicitation_params(params)
+            answer = await self._request.request(method, params)
         if method == "elicitation/create":
-            params = self._elicitation_params(params)
-        return await self._request.request(method, params)
+            check_elicit_answer(params, answer)
+        return answer
 
     def _client_elicits(self, params: dict[str, Any]) -> bool:
-        caps = self.client_capabilities.get("elicitation")
-        mode = params.get("mode", "form")
-        # {} means form only (client/elicitation#capabilities); 2025-06-18 knew no modes at all.
-        return isinstance(caps, dict) and (has_capability(caps, (mode,)) or (mode == "form" and not caps))
+        return client_elicits(self.client_capabilities, params)  # 2025-06-18 knew no modes at all
 
     def _elicitation_params(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self._owner.session
@@ -351,11 +356,13 @@ def _input_round(s: ServerSession, r: IncomingRequest) -> modern.InputRound | No
     if r.modern is None:
         return None
     responses = modern.read_input_responses(r.params)
-    if "requestState" in r.params:
-        sealer = s.server.state_sealer
-        earlier = sealer.open(r.params["requestState"], r.method, r.params, principal=s.principal(r))
-        responses = {**earlier, **responses}
-    return modern.InputRound(r.modern, responses)
+    if "requestState" not in r.params:
+        # answers sent before any question (the conformance suite's input-required-result-ignore-extra-params
+        # expects them taken) are checked like every answer: against the schema of the question they answer
+        return modern.InputRound(r.modern, responses)
+    sealer = s.server.state_sealer
+    earlier = sealer.open(r.params["requestState"], r.method, r.params, principal=s.principal(r))
+    return modern.InputRound(r.modern, {**responses, **earlier})  # sealed answers are not re-answered
 
 
 def _input_required(

@@ -330,12 +330,14 @@ class InputRequired(RequestEscalation):
 class MissingClientCapability(RequestEscalation):
     """The request needs a client capability it did not declare (-32021)."""
 
-    def __init__(self, capability: str) -> None:
-        super().__init__(f"the client did not declare the {capability!r} capability")
+    def __init__(self, capability: str, detail: dict[str, Any] | None = None) -> None:
+        """``detail``: what inside the capability is needed, e.g. ``{"url": {}}`` for elicitation."""
+        shown = capability + "".join(f".{key}" for key in detail or {})
+        super().__init__(f"the client did not declare the {shown!r} capability")
         self.error = JSONRPCError(
             MISSING_CLIENT_CAPABILITY,
-            f"Server requires the {capability} capability for this request",
-            {"requiredCapabilities": {capability: {}}},
+            f"Server requires the {shown} capability for this request",
+            {"requiredCapabilities": {capability: dict(detail or {})}},
         )
 
 

@@ -451,6 +451,10 @@ class CallHandle:
                 self._display_id = f"mcp-call-{uuid.uuid4().hex}"
             self._shown_in = self._surface.execution_count()
             self._surface.publish(self.live_bundle(), self._display_id)
+        if not self.done():  # a live card or progress bar: left as its static state if the kernel stops
+            from .snapshots import remember
+
+            remember(self._surface.shell, self._display_id, self, self._surface.publish)
 
     def _ipython_display_(self) -> None:
         if self._shown_in is not None and self._shown_in == self._surface.execution_count():

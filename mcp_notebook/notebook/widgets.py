@@ -441,6 +441,9 @@ class ToolForm:
         self.handles.append(handle)
         handle._display_id = self.result_display_id  # the call updates its own output under the form
         handle._refresh(force=True)
+        from .snapshots import remember
+
+        remember(self._surface.shell, self.result_display_id, handle, self._surface.publish)
         handle.on_change(self._call_changed)
         self._surface.publish(self.bundle(), self.display_id, update=True)  # the snapshot: values sent
 
@@ -476,8 +479,11 @@ class ToolForm:
         return {"text/html": wrap(note_html(esc(text))), "text/plain": text}
 
     def _ipython_display_(self) -> None:
+        from .snapshots import remember
+
         self._surface.publish(self.bundle(), self.display_id)
         self._surface.publish(self._result_placeholder(), self.result_display_id)
+        remember(self._surface.shell, self.display_id, self, self._surface.publish)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.bundle()

@@ -197,3 +197,35 @@ def test_item13_a_live_log_pane_and_a_live_trace_follow_the_server(shell: Any) -
     assert "[info] warming up" in log["data"]["text/plain"]
     trace = [o for o in published(shell) if o["transient"]["display_id"] == live_trace.display_id][-1]
     assert "tools/call" in trace["data"]["text/plain"]
+
+
+def test_item1_when_the_kernel_shuts_down_live_displays_become_their_snapshots(
+    shell: Any, interactive: None
+) -> None:
+    """ipykernel sets ``shell.exit_now`` first thing on a shutdown or restart request: the form and a call
+    still waiting for approval are republished without their widget view, so JupyterLab shows their
+    static HTML instead of a widget it can no longer find."""
+    from tests.notebook.ipyshell import remote_server
+
+    mcp = api(shell)
+
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    mcp.connect("remote", remote_server())
+    shell.run_cell("%mcp form add")
+    shell.run_cell("pending = %mcp call remote.echo message=hi")
+    live = {o["transient"]["display_id"] for o in published(shell) if WIDGET_MIME in o["data"]}
+    assert len(live) == 2
+    before = len(published(shell))
+    shell.exit_now = True
+    last = {o["transient"]["display_id"]: o for o in published(shell)[before:]}
+    assert set(last) >= live
+    for display_id in live:
+        assert last[display_id]["update"] and WIDGET_MIME not in last[display_id]["data"]
+    assert (
+        "Add two numbers." in last[min(live, key=lambda d: not d.startswith("mcp-form"))]["data"]["text/html"]
+    )
+    shell.exit_now = False

@@ -69,6 +69,7 @@ _MAX_RECONNECTS = 3  # consecutive reconnect attempts that bring nothing; a refu
 class _StreamState:
     last_event_id: str | None = None
     retry_ms: int | None = None
+    ended_at: float | None = None  # loop time at which the last connection of the stream was seen to end
 
 
 FallbackHook = Callable[[str, int, str], Awaitable[None]]
@@ -373,7 +374,7 @@ class StreamableHTTPClientTransport:
                 self._inbox.put(error_response(request.id, reason))
                 return
             # Resume only as the server allowed (it sent event ids), after its ``retry``, a few times.
-            await asyncio.sleep(self._reconnect_delay(state))
+            await self._wait_retry(state)
             try:
                 async with self._get(state) as again:
                     if again.status == 404 and self.session_id is not None:
@@ -390,6 +391,7 @@ class StreamableHTTPClientTransport:
                 if exc.unreachable:  # the server is gone: fail now, no backoff against a closed port
                     self._exchange_failed(exc, request)
                     return
+                state.ended_at = asyncio.get_running_loop().time()
                 failures += 1
                 log.debug("%s: resuming request %r failed: %s", self._inbox.name, request.id, exc)
             if failures >= _MAX_RECONNECTS:
@@ -412,6 +414,17 @@ class StreamableHTTPClientTransport:
         # The server's ``retry`` is honoured exactly (the client MUST wait it); attempts are few, not slow.
         return state.retry_ms / 1000 if state.retry_ms is not None else _DEFAULT_RETRY
 
+    async def _wait_retry(self, state: _StreamState) -> None:
+        """Wait the reconnection time, counted from the moment the stream ended (not from whenever this
+        runs), and nothing else: no backoff on top, no other wait before it. SSE: "wait the reconnection
+        time, then reconnect" (https://html.spec.whatwg.org/multipage/server-sent-events.html#reestablish-the-connection);
+        2025-11-25 transports#resumability-and-redelivery: the client MUST honour ``retry``."""
+        loop = asyncio.get_running_loop()
+        ended = state.ended_at if state.ended_at is not None else loop.time()
+        remaining = ended + self._reconnect_delay(state) - loop.time()
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+
     async def _read_stream(
         self, resp: aiohttp.ClientResponse, state: _StreamState, request: Request | None
     ) -> tuple[bool, int]:
@@ -428,7 +441,10 @@ class StreamableHTTPClientTransport:
                 if self._deliver(event.data, request):
                     return True, count
         except ExchangeFailed as exc:
+            state.ended_at = asyncio.get_running_loop().time()  # first: the retry wait counts from here
             log.debug("%s: %s", self._inbox.name, exc)
+            return False, count
+        state.ended_at = asyncio.get_running_loop().time()
         return False, count
 
     def _start_get_stream(self) -> None:
@@ -453,6 +469,7 @@ class StreamableHTTPClientTransport:
                     _, events = await self._read_stream(resp, state, None)
                     failures = 0 if events else failures + 1
             except ExchangeFailed as exc:
+                state.ended_at = asyncio.get_running_loop().time()
                 log.debug("%s: GET stream failed: %s", self._inbox.name, exc)
                 if exc.unreachable:
                     return  # the server is gone; the next request says so
@@ -460,7 +477,7 @@ class StreamableHTTPClientTransport:
             if failures >= _MAX_RECONNECTS:
                 log.debug("%s: giving up on the GET stream", self._inbox.name)
                 return
-            await asyncio.sleep(self._reconnect_delay(state))
+            await self._wait_retry(state)
 
     def _expire(self, detail: str) -> None:
         self._inbox.fail(

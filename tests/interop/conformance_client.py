@@ -40,9 +40,11 @@ def _check_result(result: dict[str, Any]) -> None:
 
 
 async def initialize(url: str) -> None:
-    """Handshake (initialize + notifications/initialized), then list the tools."""
+    """Handshake (initialize + notifications/initialized), then list the tools if the server offers them
+    (this mock server declares no capabilities, and a client must not call what was not declared)."""
     async with _client(url) as client:
-        await client.list_tools()
+        if "tools" in client.server_capabilities:
+            await client.list_tools()
 
 
 async def tools_call(url: str) -> None:

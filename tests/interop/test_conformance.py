@@ -28,6 +28,8 @@ CLIENT_SCENARIO_TIMEOUT_MS = 60000  # the runbook's --timeout
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _TOTAL = re.compile(r"^Total: (\d+) passed, (\d+) failed", re.MULTILINE)
 _SCENARIO = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTILINE)
+_SINGLE = re.compile(r"^Passed: (\d+)/\d+, (\d+) failed", re.MULTILINE)
+_LISTED = re.compile(r"^\s+- (\S+)", re.MULTILINE)
 
 
 @dataclass
@@ -78,6 +80,16 @@ def run_harness(peers: Peers, script: Path, args: list[str], out_dir: Path, *, p
         pytest.fail(f"the conformance harness ran over {HARNESS_TIMEOUT} s:\n{output[-5000:]}")
     output = _ANSI.sub("", done.stdout + done.stderr)
     totals = _TOTAL.findall(output)
+    if "--scenario" in args and not totals:  # one scenario: "Passed: P/N, F failed", no per-scenario lines
+        single = _SINGLE.findall(output)
+        if not single:
+            pytest.fail(
+                f"no 'Passed:' line in the harness output (exit {done.returncode}):\n{output[-5000:]}"
+            )
+        passed, failed = int(single[-1][0]), int(single[-1][1])
+        name = args[args.index("--scenario") + 1]
+        failing = {name} if failed or done.returncode else set()
+        return Run(done.returncode, output, passed, failed, failing, _failing_checks(out_dir))
     if not totals:
         pytest.fail(f"no 'Total:' line in the harness output (exit {done.returncode}):\n{output[-5000:]}")
     passed, failed = (int(n) for n in totals[-1])
@@ -85,6 +97,16 @@ def run_harness(peers: Peers, script: Path, args: list[str], out_dir: Path, *, p
         name for mark, name, _, n_failed in _SCENARIO.findall(output) if mark == "✗" or n_failed != "0"
     }
     return Run(done.returncode, output, passed, failed, failing, _failing_checks(out_dir))
+
+
+def listed_client_scenarios(peers: Peers, script: Path, extra: list[str]) -> list[str]:
+    """The client scenarios the harness has for these options (``list --client``)."""
+    spec = [a for a in extra if a != "--spec-version"] if "--spec-version" in extra else []
+    command = [str(peers.node), str(script), "list", "--client", *(["--spec-version", *spec] if spec else [])]
+    done = subprocess.run(
+        command, cwd=ROOT, env=node_env(), capture_output=True, text=True, timeout=60, check=True
+    )
+    return _LISTED.findall(_ANSI.sub("", done.stdout))
 
 
 def expected_client_failures(name: str, section: str = "client") -> set[str]:
@@ -195,17 +217,40 @@ CLIENT_SUITES = {
 }
 
 
+# Scenarios the harness judges by wall-clock time: sse-retry fails a reconnect later than twice the server's
+# `retry` (500 ms). `--suite` starts every scenario at once, so 20-odd Python clients start beside it on a
+# 2-core machine and its verdict there measures that contention, not our client (it did: 1269 ms, with the
+# client's own wait exactly 500 ms). So each of these is judged by a run of its own, started before the
+# suite, with the harness's thresholds unchanged; the suite's verdict on it is not counted. Every scenario
+# the harness lists is still run and judged.
+TIMED_SCENARIOS = frozenset({"sse-retry"})
+
+
 @pytest.mark.parametrize("suite", list(CLIENT_SUITES))
 def test_client_suite(peers: Peers, suite: str, tmp_path: Path) -> None:
     """Every client scenario; only the listed ones may fail (none today)."""
     attribute, extra, expected_file = CLIENT_SUITES[suite]
-    args = ["client", "--command", _client_command(), "--suite", "all", *extra]
-    args += ["--timeout", str(CLIENT_SCENARIO_TIMEOUT_MS), "--expected-failures", str(HERE / expected_file)]
-    run = run_harness(peers, getattr(peers, attribute), args, tmp_path, preload=True)
+    script = getattr(peers, attribute)
+    scenarios = listed_client_scenarios(peers, script, extra)
+    assert "tools_call" in scenarios and any(s.startswith("auth/") for s in scenarios), scenarios
+    common = ["client", "--command", _client_command(), *extra, "--timeout", str(CLIENT_SCENARIO_TIMEOUT_MS)]
+    timed = sorted(TIMED_SCENARIOS & set(scenarios))
+    solo = {
+        name: run_harness(peers, script, [*common, "--scenario", name], tmp_path / name, preload=True)
+        for name in timed
+    }
+    # the baseline (expected failures) is applied below, with the timed scenarios judged by their own runs
+    run = run_harness(peers, script, [*common, "--suite", "all"], tmp_path / "suite", preload=True)
+    ran = {name for _, name, _, _ in _SCENARIO.findall(run.output)}
+    assert set(scenarios) <= ran, f"not run: {sorted(set(scenarios) - ran)}\n{run.report()}"
+    failing = (run.failing_scenarios - set(timed)) | {n for n, r in solo.items() if r.failing_scenarios}
     expected = expected_client_failures(expected_file)
     print(f"conformance {suite} client: {run.passed} passed, {run.failed} failed (expected: {len(expected)})")
-    unexpected = sorted(run.failing_scenarios - expected)
-    stale = sorted(expected - run.failing_scenarios)
-    assert not unexpected, f"unexpected failures {unexpected}\n{run.report()}"
-    assert not stale, f"listed in {expected_file} but passing now: remove {stale}\n{run.report()}"
-    assert run.returncode == 0, run.report()
+    for name, alone in solo.items():
+        in_suite = "failed" if name in run.failing_scenarios else "passed"
+        print(f"  {name} alone: {alone.passed} passed, {alone.failed} failed (in the suite it {in_suite})")
+    report = "\n".join([run.report(), *(r.report() for r in solo.values() if r.failing_scenarios)])
+    unexpected = sorted(failing - expected)
+    stale = sorted(expected - failing)
+    assert not unexpected, f"unexpected failures {unexpected}\n{report}"
+    assert not stale, f"listed in {expected_file} but passing now: remove {stale}\n{report}"

@@ -24,6 +24,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .apps import app_only, client_extension
+from .arguments import InvalidArguments, check_arguments
 from .asking import Asking
 from .authorizing import Authorizations
 from .config import MCPNotebook
@@ -724,32 +725,6 @@ class NotebookMCP:
     def __repr__(self) -> str:
         local = len(self._server.tools) if self._server is not None else 0
         return f"<mcp: {local} notebook tools, connections: {', '.join(self.connections())}>"
-
-
-class InvalidArguments(NotebookError, ValueError):
-    """The arguments do not fit the tool's inputSchema; found before anything is asked or sent."""
-
-    def __init__(self, name: str, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        lines = "; ".join(self.problems)
-        super().__init__(f"{name}: the arguments do not fit the tool's inputSchema: {lines}")
-
-
-def check_arguments(name: str, tool_def: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
-    """Raise :class:`InvalidArguments` when ``arguments`` break the tool's inputSchema.
-
-    A schema that cannot be compiled is left to the server (it will say so in its result)."""
-    from ..tools._validation import schema_check
-
-    schema = tool_def.get("inputSchema")
-    if not isinstance(schema, Mapping):
-        return
-    check = schema_check(schema, strict=False)
-    if check.validator_class is None:
-        return
-    problems = check.problems(dict(arguments))
-    if problems:
-        raise InvalidArguments(name, problems)
 
 
 def _jsonish(value: Any) -> str:

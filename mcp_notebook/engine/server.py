@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar, overload
 from ..protocol import tasks as task_wire
 from ..protocol.modern import StateSealer
 from ..protocol.modern import state_key as _state_key
+from ..tools.annotations import check_annotations, check_icons
 from ..tools.prompts import PromptDef, make_prompt
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
@@ -236,6 +237,8 @@ class Server:
 
         A URI containing ``{variables}`` makes a template: ``value`` must then be a function taking them.
         """
+        check_annotations(annotations)
+        check_icons(icons)
         doc = inspect.getdoc(value) if callable(value) else None
         description = description or (doc.strip().split("\n\n")[0] if doc else None)
         default_name = getattr(value, "__name__", None) if callable(value) else None

@@ -169,6 +169,11 @@ _HTML_RENDERERS: dict[str, Callable[[Mapping[str, Any], _Limits], str]] = {
 
 def _annotations_html(block: Mapping[str, Any]) -> str:
     ann = block.get("annotations")
+    inner = block.get("resource")
+    if not isinstance(ann, Mapping) and isinstance(inner, Mapping):
+        # the spec's own examples put an embedded resource's annotations inside "resource" (schema.ts puts
+        # them on the block): shown either way
+        ann = inner.get("annotations")
     if not isinstance(ann, Mapping) or not ann:
         return ""
     parts = []

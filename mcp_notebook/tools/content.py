@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from . import adapters
 from ._jsonable import NotJSONable, finite, has_non_finite, to_jsonable
+from .annotations import check_annotations, check_icons
 
 __all__ = [
     "Audio",
@@ -55,6 +56,7 @@ def _b64(data: bytes) -> str:
 
 
 def _extras(block: Wire, annotations: dict[str, Any] | None, meta: dict[str, Any] | None) -> Wire:
+    check_annotations(annotations)
     if annotations is not None:
         block["annotations"] = annotations
     if meta is not None:
@@ -126,11 +128,13 @@ class ResourceLink:
     size: int | None = None
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
+    icons: list[dict[str, Any]] | None = None
 
     def to_wire(self) -> Wire:
+        check_icons(self.icons)
         block: Wire = {"type": "resource_link", "uri": self.uri, "name": self.name}
         optional: Wire = {"title": self.title, "description": self.description}
-        optional |= {"mimeType": self.mime_type, "size": self.size}
+        optional |= {"mimeType": self.mime_type, "size": self.size, "icons": self.icons}
         block.update({k: v for k, v in optional.items() if v is not None})
         return _extras(block, self.annotations, self.meta)
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..protocol.era import invalid_param_headers
 from ..protocol.modern import RequestEscalation
 from ._validation import schema_check
+from .annotations import check_icons, check_tool_annotations
 from .content import ToolError, text_block, to_call_result
 from .context import Context
 from .convert import from_json
@@ -198,6 +199,8 @@ def make_tool(
     """Build a :class:`Tool` from ``fn``: schemas from its type hints, description from its docstring."""
     tool_name = _check_name(name if name is not None else fn.__name__)
     input_schema, context_param = input_schema_for(fn)
+    check_tool_annotations(annotations)
+    check_icons(icons)
     bad_header = invalid_param_headers(input_schema)
     if bad_header is not None:  # spec-following HTTP clients would leave the tool out (SEP-2243)
         raise ValueError(f"Tool {tool_name!r}: {bad_header}")

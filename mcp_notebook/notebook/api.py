@@ -27,13 +27,13 @@ from .apps import app_only, client_extension
 from .arguments import InvalidArguments, check_arguments
 from .asking import Asking
 from .authorizing import Authorizations
+from .browse import Browsing
 from .config import MCPNotebook
 from .connections import Connections, NotebookError
 from .handle import CallHandle, Surface
 from .policy import LOCAL, AuditEntry, AuditLog, Policy, check_verdict
-from .render_history import History
 from .tasks import TaskBook
-from .views import BundleView, TableView, ToolsView, TraceView
+from .views import ToolsView
 
 if TYPE_CHECKING:
     from ..engine.runtime import Runtime
@@ -49,7 +49,7 @@ __all__ = ["InvalidArguments", "NotebookError", "NotebookMCP"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class NotebookMCP:
+class NotebookMCP(Browsing):
     """The notebook's MCP workbench: a local server, named connections, calls, policy, audit log."""
 
     def __init__(
@@ -260,28 +260,6 @@ class NotebookMCP:
 
     def connections(self) -> list[str]:
         return self._connections.names()
-
-    def servers(self) -> TableView:
-        self._client(LOCAL)
-        rows = []
-        for name in self.connections():
-            client = self._client(name)
-            kind, shown = self._connections.target(name)
-            info = client.server_info or {}
-            version = client.negotiated_version
-            rows.append(
-                {
-                    "name": name,
-                    "transport": kind,
-                    "target": shown,
-                    "server": f"{info.get('name', '?')} {info.get('version', '')}".strip(),
-                    "title": info.get("title") or "",
-                    "instructions": client.aio.instructions or "",
-                    "protocol": version.name if version is not None else "",
-                    "trusted": self.policy.is_trusted(name),
-                }
-            )
-        return TableView(rows, title="MCP connections")
 
     # ---- tools ---------------------------------------------------------------------------------------------
     def _split(self, name: str) -> tuple[str, str]:
@@ -561,133 +539,7 @@ class NotebookMCP:
             raise NotebookError(f"{name} has no app (no _meta.ui.resourceUri naming a ui:// resource)")
         return view
 
-    # ---- resources, prompts, trace, history ----------------------------------------------------------------
-    def resources(self, server: str | None = None) -> TableView:
-        rows: list[dict[str, Any]] = []
-        for name in [server] if server else self.connections():
-            client = self._client(name)
-            if not client.server_capabilities.get("resources"):
-                continue
-            for r in client.list_resources():
-                rows.append(
-                    {
-                        "server": name,
-                        "uri": r.get("uri"),
-                        "name": r.get("name"),
-                        "title": r.get("title"),
-                        "mimeType": r.get("mimeType"),
-                        "description": r.get("description"),
-                    }
-                )
-            for t in client.list_resource_templates():
-                rows.append(
-                    {
-                        "server": name,
-                        "uri": t.get("uriTemplate"),
-                        "name": t.get("name"),
-                        "title": t.get("title"),
-                        "mimeType": t.get("mimeType"),
-                        "description": t.get("description"),
-                    }
-                )
-        return TableView(
-            rows, ["server", "uri", "name", "title", "mimeType", "description"], title="MCP resources"
-        )
-
-    def read(self, uri: str, server: str | None = None) -> BundleView:
-        """``resources/read``; ``SERVER.URI`` names the connection as ``SERVER.TOOL`` does; otherwise from
-        ``server``, or the connection that lists ``uri`` (local first)."""
-        from .render import resource_contents_bundle
-
-        head, dot, rest = uri.partition(".")
-        if server is None and dot and "://" in rest and "://" not in head and head in self._connections:
-            server, uri = head, rest
-        if server is None:
-            listed = [row["server"] for row in self.resources().rows if row["uri"] == uri]
-            if not listed:
-                remotes = [n for n in self.connections() if n != LOCAL]
-                if len(remotes) > 1:
-                    raise NotebookError(
-                        f"no connection lists {uri!r}; say which server reads it (server=...)"
-                    )
-                listed = remotes or [LOCAL]
-            server = listed[0]
-        result = self._client(server).read_resource(uri)
-        bundle = resource_contents_bundle(
-            result, max_text=self.config.max_text, max_image_bytes=self.config.max_image_bytes
-        )
-        return BundleView(result, bundle, f"resource {uri}")
-
-    def prompts(self, server: str | None = None) -> TableView:
-        rows: list[dict[str, Any]] = []
-        for name in [server] if server else self.connections():
-            client = self._client(name)
-            if not client.server_capabilities.get("prompts"):
-                continue
-            for p in client.list_prompts():
-                args = [
-                    f"{a.get('name')}{'*' if a.get('required') else ''}" for a in p.get("arguments") or []
-                ]
-                call_as = p.get("name") if name == LOCAL else f"{name}.{p.get('name')}"
-                rows.append(
-                    {
-                        "call as": call_as,
-                        "title": p.get("title"),
-                        "description": p.get("description"),
-                        "arguments": ", ".join(args),
-                    }
-                )
-        return TableView(rows, ["call as", "title", "description", "arguments"], title="MCP prompts")
-
-    def prompt_get(
-        self, name: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any
-    ) -> BundleView:
-        """``prompts/get``; prompt arguments are strings on the wire, so values are converted with ``str``."""
-        from .render import prompt_bundle
-
-        server, prompt = self._split(name)
-        args = {
-            k: v if isinstance(v, str) else _jsonish(v) for k, v in self._arguments(arguments, kwargs).items()
-        }
-        result = self._client(server).get_prompt(prompt, args)
-        return BundleView(result, prompt_bundle(result, max_text=self.config.max_text), f"prompt {name}")
-
-    def trace(
-        self, server: str | None = None, last: int | None = 50, *, diagram: bool = False, live: bool = False
-    ) -> Any:
-        """The JSON-RPC conversation of ``server`` (every connection when None), the ``last`` messages;
-        ``diagram=True`` draws it as a sequence diagram (inline SVG; click an arrow for its JSON);
-        ``live=True`` keeps the shown output current as messages arrive (``%mcp trace --live``)."""
-        names = [server] if server else self.connections()
-
-        traces = [(name, self._client(name).trace) for name in names]
-
-        def view() -> TraceView:
-            sections = []
-            for name, trace in traces:
-                entries = trace.entries()
-                sections.append((f"{name}", entries[-last:] if last else entries))
-            return TraceView(sections, diagram=diagram)
-
-        if not live:
-            return view()
-        from .live import LivePane
-
-        return LivePane([t for _n, t in traces], lambda: view()._repr_mimebundle_(), self._surface)
-
-    def log(self, server: str, last: int = 200, level: str | None = "info") -> Any:
-        """A live pane of ``server``'s log messages and other notifications (``%mcp log NAME``).
-
-        ``level`` asks the server for log messages from that level up (``logging/setLevel``, or the
-        request ``_meta`` of the 2026 era); None leaves it as it is."""
-        from .live import LivePane, notifications_bundle
-
-        client = self._client(server)
-        if level is not None and (client.server_capabilities.get("logging") is not None):
-            client.set_logging_level(level)
-        trace = client.trace
-        return LivePane([trace], lambda: notifications_bundle(server, trace.entries(), last), self._surface)
-
+    # ---- lint and check ------------------------------------------------------------------------------------
     def lint(self, target: str | None = None, *, long_call: float = 10.0) -> LintReport:
         """Check tools against the spec's rules and common design mistakes (``%mcp lint``): ``TOOL``,
         ``SERVER.TOOL``, ``SERVER`` (its tools and its trace) or everything; each finding says the fix.
@@ -705,11 +557,6 @@ class NotebookMCP:
 
         return check(self, name, **contract)
 
-    def history(self, last: int | None = None) -> History:
-        """The audit log: every decision and call, each with its ``%mcp call`` line and Python call."""
-        entries = self.audit.entries()
-        return History(entries[-last:] if last else entries)
-
     # ---- what servers send: elicitation, sampling, logs ----------------------------------------------------
     def on_sampling(self, fn: Callable[[dict[str, Any]], Any] | None) -> Any:
         """Answer ``sampling/createMessage`` with ``fn(params)`` (sync or async; a str is the reply text, a
@@ -725,12 +572,6 @@ class NotebookMCP:
     def __repr__(self) -> str:
         local = len(self._server.tools) if self._server is not None else 0
         return f"<mcp: {local} notebook tools, connections: {', '.join(self.connections())}>"
-
-
-def _jsonish(value: Any) -> str:
-    import json
-
-    return json.dumps(value)
 
 
 def _call_view(handle: CallHandle, parts: dict[str, Any]) -> Any:

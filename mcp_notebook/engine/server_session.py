@@ -30,7 +30,7 @@ from ..tools.input_checks import check_declared, check_elicit_answer, client_eli
 from ..tools.prompts import PromptArgumentError, PromptDef
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
-from ..tools.tool import masked_error
+from ..tools.tool import shown_result
 from ..transports.base import Peer, Transport
 from . import task_calls as task_engine
 from .approval import Approver, IncomingCall, check, denied_result
@@ -467,8 +467,7 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     else:
         if outcome.exception is not None:
             log.info("tool %s failed: %s\n%s", name, outcome.exception, outcome.traceback or "")
-            if s.server.mask_errors and outcome.traceback is not None:  # raised by the tool, not a ToolError
-                outcome.result = masked_error(name)
+            outcome.result = shown_result(outcome, name, s.server.mask_errors)  # ToolError always shown
         failed = outcome.result.get("isError") is True
         finished |= {"outcome": outcome, "status": "failed" if failed else "done"}
         return outcome.result

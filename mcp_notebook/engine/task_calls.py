@@ -16,6 +16,7 @@ from ..protocol import modern
 from ..protocol import tasks as wire
 from ..protocol.errors import INVALID_PARAMS, JSONRPCError
 from ..tools.context import Context
+from ..tools.tool import shown_result
 from .paging import page_of
 from .tasks import ServerSession, TaskManager, _Running
 
@@ -129,7 +130,7 @@ async def start_tool_task(
             server._emit("call_finished", finished)
         if isinstance(outcome.exception, JSONRPCError):  # the tool chose a protocol-level failure
             return None, outcome.exception.to_wire()
-        return outcome.result, None
+        return shown_result(outcome, tool.name, server.mask_errors), None
 
     manager.start(record, s, run)
     return wire.create_result(record, r.modern is not None)
@@ -193,7 +194,7 @@ async def call_then_task(
             outcome = call.result()
         except modern.InputRequired as needed:
             return input_required(needed)
-        return outcome.result
+        return shown_result(outcome, tool.name, s.server.mask_errors)
     running = holder["running"]
 
     async def finish(_: _Running) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -203,7 +204,7 @@ async def call_then_task(
             return None, exc.error.to_wire()
         if isinstance(outcome.exception, JSONRPCError):
             return None, outcome.exception.to_wire()
-        return outcome.result, None
+        return shown_result(outcome, tool.name, s.server.mask_errors), None
 
     manager.run(running, finish)
     record = manager.find(running.record_id, s.principal(r))

@@ -42,6 +42,7 @@ log = logging.getLogger("mcp_notebook.engine.tasks")
 class _TaskServer(Protocol):
     tasks: TaskManager
     tasks_enabled: bool
+    mask_errors: bool
     page_size: int
     run_sync: Callable[[Callable[[], Any]], Awaitable[Any]]
     run_async: Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]] | None

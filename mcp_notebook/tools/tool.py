@@ -26,7 +26,7 @@ from .convert import from_json
 from .docstrings import parse_docstring
 from .schema import input_schema_for, output_schema_for, resolve_hints
 
-__all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool", "masked_error"]
+__all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool", "masked_error", "shown_result"]
 
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
 RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
@@ -50,6 +50,11 @@ def _error(text: str) -> dict[str, Any]:
 def masked_error(name: str) -> dict[str, Any]:
     """What a caller sees of an exception a tool raised when the server masks errors (``mask_errors``)."""
     return _error(f"Error executing tool {name}: an internal error occurred")
+
+
+def shown_result(outcome: ToolOutcome, name: str, mask: bool) -> dict[str, Any]:
+    """``outcome.result``, or with ``mask`` the masked error when the tool raised (not a ToolError)."""
+    return masked_error(name) if mask and outcome.traceback is not None else outcome.result
 
 
 class Tool:

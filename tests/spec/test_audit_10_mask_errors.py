@@ -83,3 +83,17 @@ def test_audit_10_serve_http_masks_by_default(tmp_path: Path) -> None:
         proc.wait(20)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_audit_10_a_task_is_masked_too(era: str) -> None:
+    server = Server("audit-10-task", mask_errors=True)
+
+    @server.tool(task="required")
+    def crash() -> str:
+        raise RuntimeError(SECRET)
+
+    async with Client(server, era=era, timeout=20) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("crash")
+    assert result["isError"] and SECRET not in str(result)
+    assert result["content"][0]["text"].endswith("an internal error occurred")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from _cells import Cell, code, md
 
 SPEC = "https://modelcontextprotocol.io/specification/2025-11-25"
+MODERN = "https://modelcontextprotocol.io/specification/2026-07-28"
 
 CELLS: list[Cell] = [
     md(f"""
@@ -39,10 +40,21 @@ demo = mcp.connect("demo", [sys.executable, "-m", "mcp_notebook.demo_server"])
 demo.server_info
 """),
     md(f"""
-Connecting ran the [initialization]({SPEC}/basic/lifecycle#initialization) handshake: the client sent
-`initialize` with the protocol version it speaks, the server answered with its own name, version and
-**capabilities** (what it offers), and the client confirmed with `notifications/initialized`. Both
-sides now use the negotiated version and only the capabilities both declared:
+Connecting first settled which protocol version to speak. MCP has two eras:
+
+- up to `2025-11-25`, a connection starts with the
+  [initialization]({SPEC}/basic/lifecycle#initialization) handshake: the client sends `initialize` with
+  the version it speaks, the server answers with its name, version and **capabilities** (what it offers),
+  and the client confirms with `notifications/initialized`;
+- since `2026-07-28` there is no handshake: the client may ask [`server/discover`]({MODERN}/server/discover)
+  for the server's versions and capabilities, and then every request carries the version and the client's
+  own capabilities in its `_meta`.
+
+Our client speaks both. By default (`era="auto"`) it asks `server/discover` and falls back to the
+handshake if the server does not answer it; the demo server is dual-era, so this connection is a
+`2026-07-28` one. (`mcp.connect(..., era="legacy")`, or `%mcp connect demo --era legacy -- ...`, asks for
+the handshake: workshop 06 shows both on the wire.) Either way the client now knows the version and the
+capabilities, and only uses what the server declared:
 """),
     code("""
 demo.negotiated_version.name, demo.server_capabilities
@@ -212,10 +224,12 @@ mcp.policy.set("weather.*", "allow")
 %mcp call weather.temperature city=Lima
 """),
     md("""
-The conversation over HTTP has exactly the same messages as over stdio: `initialize`,
-`notifications/initialized`, `tools/list`, `tools/call`. Only the envelope differs (each message is an
-HTTP POST, and the session is carried in an `Mcp-Session-Id` header). Workshop 06 reads such traces in
-detail.
+The conversation over HTTP has the same messages as over stdio: `server/discover`, `tools/list`,
+`tools/call`. Only the envelope differs: each message is an HTTP POST, whose headers repeat what the
+server routes by (`Mcp-Method`, and `Mcp-Name` for a call). There is no session to keep: any request
+could go to another copy of the server. (A `2025-11-25` server would see `initialize` and
+`notifications/initialized` first, and a session id in an `Mcp-Session-Id` header.) Workshop 06 reads
+such traces in detail.
 """),
     code("""
 %mcp trace weather
@@ -227,9 +241,9 @@ a console showing every incoming call. It prints a ready-to-paste configuration 
 
 ## 8. Hang up
 
-Disconnecting ends the session ([Lifecycle > Shutdown]({SPEC}/basic/lifecycle#shutdown)): for stdio the
-client closes the server's stdin and the server exits; for HTTP the client sends a `DELETE` with its
-session id.
+Disconnecting ends the connection ([Lifecycle > Shutdown]({SPEC}/basic/lifecycle#shutdown)): for stdio
+the client closes the server's stdin and the server exits; for HTTP in the `2025-11-25` era the client
+sends a `DELETE` with its session id, and in `2026-07-28`, where there is no session, it just stops.
 """),
     code("""
 %mcp disconnect demo
@@ -242,7 +256,8 @@ mcp.runtime.run(endpoint.stop())
 
 - a client talks to a server over **stdio** (a subprocess) or **Streamable HTTP** (a URL, often with
   a token in a header), with the same JSON-RPC messages either way;
-- `initialize` agrees on a protocol version and capabilities before anything else;
+- the client and the server agree on a protocol version and capabilities first: with the `initialize`
+  handshake up to `2025-11-25`, with `server/discover` and per-request `_meta` since `2026-07-28`;
 - tool results are content blocks: text, image, audio, resource links and embedded resources, plus an
   optional structured value;
 - long calls report progress and can be cancelled;

@@ -5,6 +5,7 @@ from __future__ import annotations
 from _cells import Cell, code, md
 
 SPEC = "https://modelcontextprotocol.io/specification/2025-11-25"
+MODERN = "https://modelcontextprotocol.io/specification/2026-07-28"
 
 CELLS: list[Cell] = [
     md(f"""
@@ -70,7 +71,7 @@ def catalogue() -> str:
 @shop.resource("shop://books/{book_id}", mime_type="text/plain")
 def book(book_id: str) -> str:
     """One book, by id."""
-    if book_id not in BOOKS:  # nothing behind this URI: the spec's "Resource not found" error
+    if book_id not in BOOKS:  # nothing behind this URI: "Resource not found" (sent in each era's code)
         raise JSONRPCError(-32002, "Resource not found", {"uri": f"shop://books/{book_id}"})
     return BOOKS[book_id]
 
@@ -103,8 +104,9 @@ shelf = mcp.connect("shop", shop)
 shelf.server_capabilities
 '''),
     md("""
-The server declared `tools`, `resources`, `prompts` and `completions` in its capabilities during
-`initialize`; a client only uses what was declared.
+The server declared `tools`, `resources`, `prompts` and `completions` in its capabilities, in its answer
+to `server/discover` (this connection speaks `2026-07-28`; in `2025-11-25` they come in the answer to
+`initialize`); a client only uses what was declared.
 
 ## 2. The tool: the model's choice
 
@@ -116,8 +118,9 @@ found = %mcp call shop.search words=dragon
 found.structured
 """),
     md("""
-The function returns a list, but in 2025-11-25 structured content (and its output schema) must be a JSON
-object, so the list is wrapped as `{"result": [...]}`.
+The function returns a list, but up to 2025-11-25 structured content (and its output schema) must be a
+JSON object, so the list is wrapped as `{"result": [...]}`. 2026-07-28 allows any JSON value there; the
+server wraps it in that era too, so a tool's result has one shape whichever era a client speaks.
 """),
     md(f"""
 ## 3. Resources: the application's choice
@@ -140,16 +143,23 @@ listed.
 %mcp read shop://books/hobbit
 """),
     md(f"""
-A URI with nothing behind it is a protocol error, `-32002` *Resource not found*, with the URI in
-`data` ([Resources > Error Handling]({SPEC}/server/resources#error-handling)): the server answers so for
-a URI that matches nothing, and our `book` function raises it for a book the shop does not have.
+A URI with nothing behind it is a protocol error, *Resource not found*, with the URI in `data`
+([Resources > Error Handling]({SPEC}/server/resources#error-handling)). Its code depends on the era:
+`-32002` up to `2025-11-25`, and `-32602` (*Invalid params*) in `2026-07-28`, which must not send
+`-32002` any more ([Resources > Error Handling]({MODERN}/server/resources#error-handling); clients
+accept both). The server answers so for a URI that matches nothing, and our `book` function raises the
+`-32002` error for a book the shop does not have; the server sends it in the code of the era each request
+was made in. Here is the same shop read in both eras (a second connection asks for the legacy one):
 """),
     code("""
-for uri in ["shop://authors/austen", "shop://books/moby-dick"]:
-    try:
-        shelf.read_resource(uri)
-    except JSONRPCError as error:
-        print(error.code, error.message, error.data)
+shelf_2025 = mcp.connect("shop_2025", shop, era="legacy")
+for client in [shelf, shelf_2025]:
+    for uri in ["shop://authors/austen", "shop://books/moby-dick"]:
+        try:
+            client.read_resource(uri)
+        except JSONRPCError as error:
+            print(client.negotiated_version.name, error.code, error.message, error.data)
+mcp.disconnect("shop_2025")
 """),
     md(f"""
 ## 4. Prompts: the user's choice

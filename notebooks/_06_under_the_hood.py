@@ -5,6 +5,7 @@ from __future__ import annotations
 from _cells import Cell, code, md
 
 SPEC = "https://modelcontextprotocol.io/specification/2025-11-25"
+MODERN = "https://modelcontextprotocol.io/specification/2026-07-28"
 
 CELLS: list[Cell] = [
     md(f"""
@@ -34,11 +35,15 @@ import time
 
 
 def methods(trace):
-    """The method of each message in a trace, or "result"/"error" for a response."""
+    """The method of each message in a trace, "result"/"error" for a response ("note": the client's own
+    remark, not a message)."""
     names = []
     for entry in trace:
         message = entry.message
-        names.append(message.get("method") or ("error" if "error" in message else "result"))
+        if entry.direction not in ("in", "out"):
+            names.append("note")
+        else:
+            names.append(message.get("method") or ("error" if "error" in message else "result"))
     return names
 
 
@@ -53,16 +58,22 @@ def show(entry):
     print(arrow, json.dumps(entry.message, indent=2))
 '''),
     md(f"""
-## 1. The handshake
+## 1. The handshake (protocol versions up to 2025-11-25)
 
-Connecting is three messages ([Lifecycle > Initialization]({SPEC}/basic/lifecycle#initialization)):
+MCP has two eras. Every version up to `2025-11-25` (the spec calls them *legacy*) starts a connection
+with a handshake of three messages ([Lifecycle > Initialization]({SPEC}/basic/lifecycle#initialization)):
 
 1. the client's `initialize` **request**: the protocol version it speaks, its capabilities, its name;
 2. the server's **result**: the version they will use, the server's capabilities, its name, instructions;
 3. the client's `notifications/initialized` **notification**: "ready", and no answer expected.
+
+The newest version, `2026-07-28`, has no handshake at all (section 8 shows it). Our client speaks both:
+by default (`era="auto"`) it first asks the server which versions it supports and, with a server as new
+as the demo one, skips the handshake. Most servers deployed today still expect it, so this section asks
+for the legacy era explicitly with `era="legacy"` (the magic: `%mcp connect demo --era legacy -- ...`):
 """),
     code("""
-demo = mcp.connect("demo", [sys.executable, "-m", "mcp_notebook.demo_server"])
+demo = mcp.connect("demo", [sys.executable, "-m", "mcp_notebook.demo_server"], era="legacy")
 %mcp trace demo
 """),
     code("""
@@ -227,14 +238,46 @@ for entry in client.trace:
     code("""
 result
 """),
+    md(f"""
+## 8. The 2026-07-28 era: no handshake, every request says who is asking
+
+In `2026-07-28` ([changelog]({MODERN}/changelog)) the protocol became stateless: there is no `initialize`,
+no `notifications/initialized` and no session. A client MAY first ask `server/discover` which versions and
+capabilities the server has ([Discover]({MODERN}/server/discover)); then **every request** carries, in its
+`params._meta`, the protocol version, the client's capabilities and its name
+(`io.modelcontextprotocol/protocolVersion`, `.../clientCapabilities`, `.../clientInfo`), and every result
+says `resultType`. Any request can go to any server process, which is what lets a server scale out.
+
+This is what our client does by default (`era="auto"`): it probes `server/discover` and uses the modern
+era when the server answers it, and falls back to the `initialize` handshake when it does not. Connect the
+same demo server again without `era`:
+"""),
+    code("""
+modern = mcp.connect("demo_modern", [sys.executable, "-m", "mcp_notebook.demo_server"])
+modern.call_tool("greet", {"name": "Grace"})
+modern.negotiated_version.name, methods(modern.trace)
+"""),
+    code("""
+show(last(modern.trace, "server/discover"))
+show(last(modern.trace, "tools/call"))
+"""),
+    md("""
+The first message is `server/discover`, not `initialize`, and the `tools/call` request carries the
+version and the capabilities itself, in `_meta`. Some features moved too: the server can no longer send
+requests of its own (a form or a model reply is asked for in a result with `resultType: "input_required"`,
+and the client retries with the answers), `ping` and `logging/setLevel` are gone, and list changes arrive
+on a `subscriptions/listen` stream the client opens.
+"""),
     code("""
 %mcp disconnect demo
+%mcp disconnect demo_modern
 """),
     md("""
 ## What you saw
 
-- connecting is `initialize` → result → `notifications/initialized`, agreeing on a version and on
-  capabilities;
+- in the legacy era (up to 2025-11-25) connecting is `initialize` → result → `notifications/initialized`,
+  agreeing on a version and on capabilities; in 2026-07-28 there is no handshake: `server/discover`, then
+  the version and capabilities travel in each request's `_meta`;
 - requests and responses are paired by `id`; notifications have none and get no answer;
 - progress notifications carry the request's `progressToken`; cancellation names the request's `id`;
 - protocol errors are `error` objects with a code, tool failures are results with `isError`;

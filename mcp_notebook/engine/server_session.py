@@ -491,15 +491,21 @@ async def _templates_list(s: ServerSession, r: IncomingRequest) -> dict[str, Any
 
 async def _resources_read(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     uri = _str_param(r.params, "uri")
-    resource = s.server._resources.get(uri)
-    if resource is not None:
-        return {"contents": await resource.read(s.server.run_sync)}
-    for template in s.server._templates.values():
-        variables = template.match(uri)
-        if variables is not None:
-            return {"contents": await template.read(uri, variables, s.server.run_sync)}
-    # 2026-07-28 (SEP-2164): an unknown resource is invalid params; legacy used -32002.
+    # 2026-07-28 (SEP-2164): a missing resource is -32602 (Invalid params), and -32002 MUST NOT be sent;
+    # up to 2025-11-25 it is -32002. A resource function may raise either: it is answered in the era's code.
     code = INVALID_PARAMS if r.modern is not None else RESOURCE_NOT_FOUND
+    try:
+        resource = s.server._resources.get(uri)
+        if resource is not None:
+            return {"contents": await resource.read(s.server.run_sync)}
+        for template in s.server._templates.values():
+            variables = template.match(uri)
+            if variables is not None:
+                return {"contents": await template.read(uri, variables, s.server.run_sync)}
+    except JSONRPCError as exc:
+        if exc.code == RESOURCE_NOT_FOUND and exc.code != code:
+            raise JSONRPCError(code, exc.message, exc.data) from exc
+        raise
     raise JSONRPCError(code, "Resource not found", {"uri": uri})
 
 

@@ -219,18 +219,20 @@ class NotebookMCP(Browsing):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         auth: Any = None,
+        era: str | None = None,
     ) -> Any:
         """Connect ``target`` under ``name``: a URL (Streamable HTTP), a command list (stdio), or a
         ``Server`` object (in memory: another server defined in this notebook). ``auth`` (URLs only):
         ``True``, a dict of :class:`~mcp_notebook.auth.OAuth` options, or an ``OAuth``; when a person has
-        to sign in, this returns an authorization card at once and connects when they have.
+        to sign in, this returns an authorization card at once and connects when they have. ``era``: as
+        :class:`~mcp_notebook.Client`'s ("auto" by default; "legacy" for the ``initialize`` handshake).
 
         Connecting a name again replaces the old connection (re-running a cell just works).
         """
         if auth is None or auth is False or not isinstance(target, str):
-            return self._connections.connect(name, target, headers=headers, env=env, cwd=cwd)
+            return self._connections.connect(name, target, headers=headers, env=env, cwd=cwd, era=era)
         oauth = self._auth.oauth_for(name, target, auth)
-        connect = partial(self._connections.connect, name, target, headers=headers, auth=oauth)
+        connect = partial(self._connections.connect, name, target, headers=headers, auth=oauth, era=era)
         return (
             self._auth.start(name, target, oauth, connect)
             if self._auth.needs_person(oauth, target)

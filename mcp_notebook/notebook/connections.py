@@ -75,6 +75,7 @@ class Connections:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         auth: Any = None,
+        era: str | None = None,
     ) -> SyncClient:
         if name == LOCAL or not _NAME.fullmatch(name):
             raise NotebookError(
@@ -97,6 +98,8 @@ class Connections:
             options = {"env": dict(env) if env is not None else None, "cwd": cwd}
         else:
             raise NotebookError("connect needs a URL, a non-empty command list or a Server")
+        if era is not None:
+            options["era"] = era
         if name in self._clients:
             self.disconnect(name)
         try:

@@ -127,6 +127,11 @@ class MCPMagics(Magics):
         p.add_argument("--scope", action="append", default=[], help="with --auth: a scope to ask for")
         p.add_argument("--env", action="append", default=[], help="K=V for a stdio server's environment")
         p.add_argument("--cwd", help="working directory of a stdio server")
+        p.add_argument(
+            "--era",
+            choices=["auto", "legacy", "modern"],
+            help="auto (default: probe server/discover, else initialize), legacy or modern",
+        )
         p = self._add("disconnect", "Close a connection.", self._disconnect)
         p.add_argument("name")
         p = self._add("auth", "Sign in again to a server connected with --auth.", self._auth)
@@ -313,7 +318,9 @@ class MCPMagics(Magics):
         if command is not None and ns.auth:
             raise UsageError("%mcp connect: --auth is for HTTP servers (a URL)")
         target: str | list[str] = ns.url if command is None else command
-        extra = {"auth": _auth_options(ns)} if ns.auth else {}
+        extra: dict[str, Any] = {"auth": _auth_options(ns)} if ns.auth else {}
+        if ns.era:
+            extra["era"] = ns.era
         client = self.api.connect(ns.name, target, headers=headers, env=env, cwd=ns.cwd, **extra)
         if not hasattr(client, "server_info"):
             return client  # the authorization card: it connects once the person has signed in

@@ -5,6 +5,7 @@ errors a person sees (``UsageError``, never a traceback from the library). Each 
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -231,6 +232,26 @@ def test_connect_is_thin_over_the_api(shell: Any, monkeypatch: pytest.MonkeyPatc
     assert options["env"]["DEBUG"] == "1"
     mcp(shell, "disconnect ev")
     assert "ev" not in api.connections()
+
+
+def test_connect_era_reaches_the_client(shell: Any) -> None:
+    """``%mcp connect --era legacy`` (and ``mcp.connect(..., era=)``): the handshake era, asked for."""
+    mcp(shell, "connect old --era legacy -- " + f"{sys.executable} -m mcp_notebook.demo_server")
+    api = shell.user_ns["mcp"]
+    client = api._client("old")
+    assert client.aio.era == "legacy" and client.negotiated_version.name == "2025-11-25"
+    assert [entry.message.get("method") for entry in list(client.trace)[:3]] == [
+        "initialize",
+        None,
+        "notifications/initialized",
+    ]
+    default = api.connect("new", [sys.executable, "-m", "mcp_notebook.demo_server"])
+    assert default.aio.era == "auto" and default.negotiated_version.name == "2026-07-28"
+    assert api.connect("new", remote_server(), era="modern").aio.era == "modern"
+    mcp(shell, "disconnect old")
+    mcp(shell, "disconnect new")
+    with pytest.raises(UsageError):
+        mcp(shell, "connect bad --era medieval -- python server.py")
 
 
 def test_connect_failure_is_a_usage_error(shell: Any) -> None:

@@ -40,7 +40,8 @@ EXPECTED: dict[str, list[str]] = {
         "('cancelled', (",  # a call cancelled after its first progress notification
         "HTTP 401",  # the HTTP server refuses a client without its bearer token
         "weather.temperature",  # ... and answers one with it
-        "notifications/initialized",  # the HTTP conversation's trace
+        "('2026-07-28',\n {'tools': {'listChanged': True}",  # the default era (server/discover), capabilities
+        "<code>server/discover</code>",  # the HTTP conversation's trace: no handshake in 2026-07-28
         "disconnected 'weather'",
     ],
     "03_forms_and_approvals": [
@@ -81,8 +82,12 @@ EXPECTED: dict[str, list[str]] = {
         "{'result': ['hobbit']}",  # the tool
         "shop://books/{book_id}",  # a resource template, listed
         "The Hobbit, by J. R. R. Tolkien",  # ... and read
-        "-32002 Resource not found {'uri': 'shop://authors/austen'}",
-        "-32002 Resource not found {'uri': 'shop://books/moby-dick'}",
+        # a missing resource: -32602 in 2026-07-28 (the default era), -32002 up to 2025-11-25; a URI that
+        # matches nothing and a resource function that raises the legacy code both get the era's code
+        "2026-07-28 -32602 Resource not found {'uri': 'shop://authors/austen'}",
+        "2026-07-28 -32602 Resource not found {'uri': 'shop://books/moby-dick'}",
+        "2025-11-25 -32002 Resource not found {'uri': 'shop://authors/austen'}",
+        "2025-11-25 -32002 Resource not found {'uri': 'shop://books/moby-dick'}",
         "I feel curious. Recommend one book of short length",  # the prompt's messages
         "-32602 Missing required arguments for prompt 'recommend': mood",
         "'values': ['homesick', 'hopeful']",  # completion of a prompt argument
@@ -103,9 +108,11 @@ EXPECTED: dict[str, list[str]] = {
         '<svg class="mcpnb-seq"',  # the trace as a sequence diagram
         "check of shout: PASS",  # the exercise, checked
         "there is nothing to shout: text is empty",  # ... whose refusal is an isError result
-        '"method": "initialize"',  # the raw handshake
+        '"method": "initialize"',  # the raw handshake, asked for with era="legacy"
         '"protocolVersion": "2025-11-25"',
         "notifications/initialized",
+        "('2026-07-28',\n ['server/discover',\n  'result',\n  'note',",  # the default era: no handshake
+        '"io.modelcontextprotocol/protocolVersion": "2026-07-28"',  # ... the version in every request
         '"progressToken": ',  # a request asking for progress ...
         '"method": "notifications/progress"',  # ... and the notifications
         '"method": "notifications/cancelled"',  # cancellation, on the wire

@@ -149,7 +149,8 @@ server's `sunrise` tool draws a picture; it comes back as an *image content bloc
     md("""
 ## 7. Look under the hood
 
-Everything above was JSON-RPC messages: `initialize`, `tools/list`, `tools/call`, and the answers.
+Everything above was JSON-RPC messages: `server/discover` (which protocol versions the server speaks;
+an older server gets the `initialize` handshake instead), `tools/list`, `tools/call`, and the answers.
 `%mcp trace` shows them in order; open a row to read the JSON.
 """),
     code("""

@@ -29,7 +29,7 @@ CELL_TIMEOUT = 60  # seconds; the slowest cell (a counted progress bar) takes ab
 EXPECTED: dict[str, list[str]] = {
     "02_remote_servers": [
         "check of to_fahrenheit: PASS (12/12 points)",  # the exercise, checked
-        "'name': 'demo'",  # connected over stdio; the handshake's serverInfo
+        "'name': 'demo'",  # connected over stdio; the serverInfo server/discover returned
         "Hello, Ada!",  # a remote call, approved by the headless policy
         "'temperatures': [",  # structuredContent
         "data:image/png;base64,",  # an image content block, rendered inline

@@ -321,3 +321,29 @@ def test_figures_are_not_parameters() -> None:
 
     with pytest.raises(TypeError, match="parameter 'fig' has an unsupported type annotation Figure"):
         make_tool(takes)
+
+
+KINDS = pd.CategoricalDtype(["low", "high"])  # module level: the annotations below are strings
+
+
+async def test_categorical_columns_and_a_dtype_given_as_metadata() -> None:
+    kinds = KINDS
+
+    def levels(
+        df: Annotated[pd.DataFrame, {"kind": KINDS, "n": int}], x: Annotated[np.ndarray, np.float32]
+    ) -> dict[str, Any]:
+        assert df["kind"].dtype == kinds and x.dtype == np.float32
+        return {"kinds": df["kind"].cat.codes.tolist(), "x": x, "counts": df["kind"].value_counts(sort=False)}
+
+    tool = make_tool(levels)
+    props = tool.input_schema["properties"]
+    assert props["df"]["items"]["properties"]["kind"] == {"enum": ["low", "high", None]}
+    assert props["x"]["items"] == {"$ref": "#/$defs/ndarray_float32"}
+    result = await call(levels, {"df": [{"kind": "high", "n": 1}, {"kind": "low", "n": 2}], "x": [0.5, None]})
+    assert result["structuredContent"] == {
+        "kinds": [1, 0],
+        "x": [0.5, None],
+        "counts": [{"kind": "low", "count": 1}, {"kind": "high", "count": 1}],
+    }
+    refused = await call(levels, {"df": [{"kind": "medium", "n": 1}], "x": []})
+    assert refused["isError"] is True and "medium" in text_of(refused)

@@ -6,6 +6,7 @@ scalar fields and the field base classes are in ``form_fields``.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -100,11 +101,13 @@ class _Rows(Field):
         self._refresh()
         return field
 
+    @abc.abstractmethod
     def _add_item(self, value: Any) -> Field:
-        raise NotImplementedError
+        """Make the field of a new row showing ``value``."""
 
+    @abc.abstractmethod
     def _row(self, index: int) -> list[Any]:
-        raise NotImplementedError
+        """The widgets of row ``index`` (its field and its Remove button)."""
 
     def _bounds(self) -> tuple[int, int | None]:
         return 0, None
@@ -123,8 +126,9 @@ class _Rows(Field):
         self._drop_item(item)
         self._refresh()
 
+    @abc.abstractmethod
     def _drop_item(self, item: Any) -> None:
-        raise NotImplementedError
+        """Forget the row of ``item``."""
 
     def _refresh(self) -> None:
         boxes = {}

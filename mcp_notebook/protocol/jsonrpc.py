@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,11 +103,19 @@ _ORJSON_OPTIONS = (
 )
 
 
+# orjson reads an integer beyond 64 bits as a float, silently losing digits; Python peers send such integers
+# (a factorial, an id, a big count). A message with an integer-like run of 19+ digits (perhaps only inside a
+# string) is decoded by the stdlib instead, which keeps every integer exact. The scan is C-speed.
+_LONG_DIGITS = re.compile(rb"(?<![\d.])\d{19}")  # not after a ".": a fraction's digits are no integer
+
+
 def _loads(data: str | bytes) -> Any:
     """RFC 8259 JSON only: NaN/Infinity literals, numbers that overflow a double and lone surrogates are
-    refused. With orjson, integers beyond 64 bits decode as floats (as every JavaScript peer reads them)."""
+    refused. Integers of any size decode exactly (orjson for the common case, the stdlib past 64 bits)."""
     if orjson is not None:
-        return orjson.loads(data)
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+        if _LONG_DIGITS.search(raw) is None:
+            return orjson.loads(data)
     # MCP messages are UTF-8 (basic#messages); json.loads would sniff UTF-16/32 in bytes: decode here.
     return _DECODER.decode(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
 

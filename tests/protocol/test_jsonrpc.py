@@ -333,11 +333,8 @@ def test_numbers_that_overflow_a_double_are_parse_errors(literal: str) -> None:
 
 
 # -- properties --------------------------------------------------------------------------------------------
-# Integers stay within 64 bits: beyond that the decoder reads floats, as JavaScript peers do (the encoder
-# still writes them exactly: test_serialize_writes_non_finite_floats_as_null_on_the_stdlib_path_too).
-ints64 = st.integers(min_value=-(2**63), max_value=2**64 - 1)
 json_scalars = (
-    st.none() | st.booleans() | ints64 | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 )
 json_values = st.recursive(
     json_scalars,
@@ -385,14 +382,14 @@ def test_parse_never_raises_on_arbitrary_json(value: Any, allow_batch: bool, as_
     check_parse_contract(text.encode() if as_bytes else text, allow_batch)
 
 
-request_ids = ints64 | st.text()
+request_ids = st.integers() | st.text()
 methods = st.text(min_size=1, max_size=30)
 params = st.none() | st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 valid_messages = st.one_of(
     st.builds(Request, request_ids, methods, params),
     st.builds(Notification, methods, params),
     st.builds(Response, request_ids, st.dictionaries(st.text(max_size=8), json_values, max_size=4)),
-    st.builds(ErrorResponse, st.none() | request_ids, ints64, st.text(), json_values),
+    st.builds(ErrorResponse, st.none() | request_ids, st.integers(), st.text(), json_values),
 )
 
 
@@ -436,3 +433,29 @@ def test_both_codecs_agree(codec: str, message: Message) -> None:
 @pytest.mark.parametrize("data", ["{", '{"x":NaN}', b"\xff", '{"x":1e400}'])
 def test_both_codecs_refuse_what_is_not_json(codec: str, data: str | bytes) -> None:
     assert reply_of(data).code == PARSE_ERROR
+
+
+@pytest.mark.parametrize("number", [2**64, -(2**63) - 1, 10**40, -(10**100), 2**64 - 1, 123456789012345678])
+def test_integers_of_any_size_decode_exactly(number: int) -> None:
+    # orjson alone reads 2**64 as 1.8446744073709552e+19: digits lost without a word
+    text = '{"jsonrpc":"2.0","id":1,"result":{"n":' + str(number) + ',"s":"x"}}'
+    [message] = parse(text)
+    assert message.result["n"] == number and type(message.result["n"]) is int
+    [again] = parse(text.encode())
+    assert again.result["n"] == number and type(again.result["n"]) is int
+
+
+def test_long_digit_runs_inside_strings_change_nothing() -> None:
+    text = '{"jsonrpc":"2.0","id":1,"result":{"s":"12345678901234567890123","f":1.5,"u":"é"}}'
+    [message] = parse(text)
+    assert message.result == {"s": "12345678901234567890123", "f": 1.5, "u": "é"}
+
+
+def test_long_fractions_stay_on_the_fast_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    assert jsonrpc.orjson is not None  # a main dependency
+    used: list[str] = []
+    monkeypatch.setattr(jsonrpc, "_DECODER", type("Spy", (), {"decode": lambda self, t: used.append(t)})())
+    [message] = parse('{"jsonrpc":"2.0","id":1,"result":{"x":0.00012345678901234567}}')
+    assert message.result == {"x": 0.00012345678901234567} and used == []

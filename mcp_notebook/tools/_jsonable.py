@@ -19,7 +19,8 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
-from . import adapters
+from .adapters import NOT_MINE
+from .adapters import to_jsonable as adapter_to_jsonable
 
 __all__ = [
     "NotJSONable",
@@ -162,8 +163,8 @@ def to_jsonable(value: Any) -> Any:
     base = pydantic_base_model()
     if base is not None and isinstance(value, base):
         return value.model_dump(mode="json")
-    adapted = adapters.to_jsonable(value)
-    if adapted is not adapters.NOT_MINE:
+    adapted = adapter_to_jsonable(value)
+    if adapted is not NOT_MINE:
         return adapted
     raise NotJSONable(type(value).__name__)
 

@@ -21,8 +21,9 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
-from . import adapters
 from ._jsonable import is_pydantic_model_class, to_jsonable
+from .adapters import annotated_schema as adapter_annotated_schema
+from .adapters import schema as adapter_schema
 
 __all__ = ["SchemaBuilder", "UnsupportedType", "apply_metadata", "is_missing", "is_typeddict", "json_default"]
 
@@ -171,7 +172,7 @@ class SchemaBuilder:
         for predicate, class_handler in _CLASS_HANDLERS:
             if predicate(tp):
                 return class_handler(self, tp)
-        adapted = adapters.schema(self, tp)  # pandas, numpy, PIL... (only if the user's module loaded them)
+        adapted = adapter_schema(self, tp)  # pandas, numpy, PIL... (only if the user's module loaded them)
         if adapted is not None:
             return adapted
         raise UnsupportedType(tp)
@@ -179,7 +180,7 @@ class SchemaBuilder:
     # -- generic aliases ---------------------------------------------------------------------------------
     def _annotated(self, tp: object) -> Schema:
         base, *metadata = typing.get_args(tp)
-        adapted = adapters.annotated_schema(self, base, metadata)  # Annotated[pd.DataFrame, Row], ...
+        adapted = adapter_annotated_schema(self, base, metadata)  # Annotated[pd.DataFrame, Row], ...
         if adapted is not None:
             return adapted
         return apply_metadata(self.schema(base), metadata)
@@ -381,7 +382,7 @@ def _origin_handler(origin: object) -> Callable[[SchemaBuilder, object], Schema]
 
 
 def _adapted_alias(builder: SchemaBuilder, tp: object) -> Schema:
-    adapted = adapters.schema(builder, tp)
+    adapted = adapter_schema(builder, tp)
     if adapted is None:
         raise UnsupportedType(tp)
     return adapted

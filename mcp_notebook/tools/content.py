@@ -15,8 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from . import adapters
 from ._jsonable import NotJSONable, finite, has_non_finite, to_jsonable
+from .adapters import content_block as adapter_content_block
+from .adapters import is_content_type as adapter_is_content_type
+from .adapters import table_text as adapter_table_text
 from .annotations import check_annotations, check_icons
 
 __all__ = [
@@ -220,7 +222,7 @@ def _single_block(value: Any) -> Wire | None:
     """The one content block ``value`` stands for, or None if it is not content. Figures, PIL images and
     IPython display objects come from the adapters (tools/adapters/_media.py)."""
     block = next((convert(value) for matches, convert in _SINGLE_BLOCKS if matches(value)), None)
-    return block if block is not None else adapters.content_block(value)
+    return block if block is not None else adapter_content_block(value)
 
 
 def _is_block_list(value: Any) -> bool:
@@ -228,7 +230,7 @@ def _is_block_list(value: Any) -> bool:
 
 
 def _single_block_kind(value: Any) -> bool:
-    return any(matches(value) for matches, _ in _SINGLE_BLOCKS) or adapters.is_content_type(type(value))
+    return any(matches(value) for matches, _ in _SINGLE_BLOCKS) or adapter_is_content_type(type(value))
 
 
 def _structured(value: Any, wrap: bool) -> Wire:
@@ -242,7 +244,7 @@ def _structured(value: Any, wrap: bool) -> Wire:
         where = exc.where("" if whole and not wrap else "result")
         message = f"The result cannot be sent as JSON: the value at {where!r} is of type {exc.kind}"
         raise ToolError(message) from exc
-    table = adapters.table_text(value) if type(value).__module__ != "builtins" else None
+    table = adapter_table_text(value) if type(value).__module__ != "builtins" else None
     text = table if table is not None else json.dumps(data, ensure_ascii=False)
     if table is not None or has_non_finite(text):
         data = finite(data)

@@ -21,9 +21,10 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
-from . import adapters
 from ._jsonable import is_pydantic_model_class
 from ._typeschema import is_typeddict, required_markers
+from .adapters import NOT_MINE
+from .adapters import from_json as adapter_from_json
 
 __all__ = ["from_json"]
 
@@ -42,14 +43,14 @@ def from_json(tp: Any, value: Any) -> Any:
 
 
 def _adapted(tp: Any, value: Any, metadata: Sequence[object]) -> Any:
-    converted = adapters.from_json(tp, value, metadata)
-    return value if converted is adapters.NOT_MINE else converted
+    converted = adapter_from_json(tp, value, metadata)
+    return value if converted is NOT_MINE else converted
 
 
 def _annotated(tp: Any, value: Any) -> Any:
     base, *metadata = typing.get_args(tp)
-    converted = adapters.from_json(base, value, metadata)  # Annotated[pd.DataFrame, Row]: the spec matters
-    return from_json(base, value) if converted is adapters.NOT_MINE else converted
+    converted = adapter_from_json(base, value, metadata)  # Annotated[pd.DataFrame, Row]: the spec matters
+    return from_json(base, value) if converted is NOT_MINE else converted
 
 
 def _converter_for_origin(origin: Any) -> Converter:

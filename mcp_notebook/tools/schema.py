@@ -14,8 +14,9 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import adapters
 from ._typeschema import SchemaBuilder, UnsupportedType, is_missing, json_default
+from .adapters import annotated_schema as adapter_annotated_schema
+from .adapters import is_content_type as adapter_is_content_type
 from .context import Context
 from .docstrings import parse_docstring
 
@@ -169,7 +170,7 @@ def _adapted_annotated(builder: SchemaBuilder, hint: Any) -> Schema | None:
     if typing.get_origin(hint) is not typing.Annotated:
         return None
     base, *metadata = typing.get_args(hint)
-    return adapters.annotated_schema(builder, base, metadata)
+    return adapter_annotated_schema(builder, base, metadata)
 
 
 def _strip_annotated(hint: Any) -> Any:
@@ -181,7 +182,7 @@ def _is_content_like(hint: Any) -> bool:
     if typing.get_origin(hint) in (list, Sequence):  # list[Image]: several blocks; list[str] stays structured
         args = typing.get_args(hint)
         return bool(args) and _is_in(args[0], _content_classes())
-    return _is_in(hint, _UNSTRUCTURED + _content_classes()) or adapters.is_content_type(hint)
+    return _is_in(hint, _UNSTRUCTURED + _content_classes()) or adapter_is_content_type(hint)
 
 
 def _is_in(hint: Any, kinds: tuple[object, ...]) -> bool:

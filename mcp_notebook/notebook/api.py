@@ -31,7 +31,7 @@ from .browse import Browsing
 from .config import MCPNotebook
 from .connections import Connections, NotebookError
 from .handle import CallHandle, Surface
-from .policy import LOCAL, AuditEntry, AuditLog, Policy, check_verdict
+from .policy import LOCAL, AuditEntry, AuditLog, Decision, Policy, check_verdict
 from .tasks import TaskBook
 from .views import ToolsView
 
@@ -316,12 +316,7 @@ class NotebookMCP(Browsing):
     def _handle(
         self, name: str, arguments: dict[str, Any], tools: Mapping[str, dict[str, Any]], timeout: float | None
     ) -> CallHandle:
-        server, tool = self._split(name)
-        client = self._client(server)
-        tool_def = self._tool_def(server, tool, tools)
-        self.policy.headless = self.headless
-        self.policy.headless_policy = check_verdict(self.config.effective_headless_policy())
-        decision = self.policy.decide(server, tool, tool_def)
+        server, tool, client, tool_def, decision = self._decide(name, tools)
         if decision.verdict == "ask":
             # checked before the card: a person is never asked to approve a call that cannot run. Calls
             # that go ahead unasked get the server's answer instead (an isError result, per the spec).
@@ -355,19 +350,36 @@ class NotebookMCP(Browsing):
             decision=decision,
             entry=entry,
             runner=runner,
-            runtime=self.runtime,
-            surface=self._surface,
-            interactive=not self.policy.headless,
-            trusted=self.policy.is_trusted(server),
-            remember=partial(self.policy.always_allow, server, tool),
-            trace=client.trace,
-            max_text=self.config.max_text,
-            max_image_bytes=self.config.max_image_bytes,
             view=_call_view,
+            **self._handle_context(server, tool, client),
         )
         made.append(handle)
         self._track(handle)
         return handle
+
+    def _decide(
+        self, name: str, tools: Mapping[str, dict[str, Any]]
+    ) -> tuple[str, str, SyncClient, dict[str, Any], Decision]:
+        """``SERVER.TOOL`` resolved, its definition, and the policy's decision about calling it."""
+        server, tool = self._split(name)
+        client = self._client(server)
+        tool_def = self._tool_def(server, tool, tools)
+        self.policy.headless = self.headless
+        self.policy.headless_policy = check_verdict(self.config.effective_headless_policy())
+        return server, tool, client, tool_def, self.policy.decide(server, tool, tool_def)
+
+    def _handle_context(self, server: str, tool: str, client: SyncClient) -> dict[str, Any]:
+        """What every call handle of this notebook shares: where it runs and shows, and the policy's say."""
+        return {
+            "runtime": self.runtime,
+            "surface": self._surface,
+            "interactive": not self.policy.headless,
+            "trusted": self.policy.is_trusted(server),
+            "remember": partial(self.policy.always_allow, server, tool),
+            "trace": client.trace,
+            "max_text": self.config.max_text,
+            "max_image_bytes": self.config.max_image_bytes,
+        }
 
     def _track(self, handle: CallHandle) -> None:
         """Keep a running handle until it ends (closing the notebook's connections cancels it)."""

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from functools import partial
 from typing import Any, Protocol
 
 from ..engine.batch import BatchError, BatchRun, OnError, RowOutcome
 from .handle import CallHandle, CallView
-from .policy import AuditEntry, check_verdict
+from .policy import AuditEntry, Decision
 from .render_base import esc, label_html, note_html, wrap
 from .render_table import table_parts
 
@@ -41,7 +40,10 @@ class NotebookMCP(Protocol):
 
     def _split(self, name: str) -> tuple[str, str]: ...
     def _client(self, name: str) -> Any: ...
-    def _tool_def(self, server: str, tool: str, tools: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
+    def _decide(
+        self, name: str, tools: Mapping[str, dict[str, Any]]
+    ) -> tuple[str, str, Any, dict[str, Any], Decision]: ...
+    def _handle_context(self, server: str, tool: str, client: Any) -> dict[str, Any]: ...
     def _list_tools(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
     async def _list_tools_async(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
     def _track(self, handle: CallHandle) -> None: ...
@@ -139,12 +141,7 @@ def prepare_batch(
     view: CallView,
 ) -> BatchHandle:
     """Decide once for the whole batch (the policy of a single call of this tool) and build its handle."""
-    server, tool = mcp._split(name)
-    client = mcp._client(server)
-    tool_def = mcp._tool_def(server, tool, tools)
-    mcp.policy.headless = mcp.headless
-    mcp.policy.headless_policy = check_verdict(mcp.config.effective_headless_policy())
-    decision = mcp.policy.decide(server, tool, tool_def)
+    server, tool, client, tool_def, decision = mcp._decide(name, tools)
     count = len(rows) if hasattr(rows, "__len__") else None
     summary = {"rows": count if count is not None else "an iterable (count unknown)"}
     summary |= {"concurrency": concurrency, "on_error": on_error}
@@ -184,15 +181,8 @@ def prepare_batch(
         decision=decision,
         entry=entry,
         runner=runner,
-        runtime=mcp.runtime,
-        surface=mcp._surface,
-        interactive=not mcp.policy.headless,
-        trusted=mcp.policy.is_trusted(server),
-        remember=partial(mcp.policy.always_allow, server, tool),
-        trace=client.trace,
-        max_text=mcp.config.max_text,
-        max_image_bytes=mcp.config.max_image_bytes,
         view=view,
+        **mcp._handle_context(server, tool, client),
     )
     mcp._track(handle)
     return handle

@@ -244,12 +244,15 @@ def _structured(value: Any, wrap: bool) -> Wire:
         where = exc.where("" if whole and not wrap else "result")
         message = f"The result cannot be sent as JSON: the value at {where!r} is of type {exc.kind}"
         raise ToolError(message) from exc
+    if wrap or not isinstance(data, dict):
+        data = {"result": data}
+    # The text copy is the serialized structuredContent (server/tools#structured-content: "SHOULD also
+    # return the serialized JSON in a TextContent block"), the wrapper included; a table's is the table.
     table = adapter_table_text(value) if type(value).__module__ != "builtins" else None
     text = table if table is not None else json.dumps(data, ensure_ascii=False)
     if table is not None or has_non_finite(text):
         data = finite(data)
-    structured = {"result": data} if wrap or not isinstance(data, dict) else data
-    return {"content": [text_block(text)], "structuredContent": structured}
+    return {"content": [text_block(text)], "structuredContent": data}
 
 
 def to_call_result(value: Any, *, output_schema: dict[str, Any] | None, wrapped: bool) -> dict[str, Any]:

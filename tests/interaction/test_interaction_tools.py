@@ -121,7 +121,8 @@ async def test_scalar_result_is_wrapped_and_twinned(connect: Connect) -> None:
         result = await client.call_tool("add", {"a": 2, "b": 3})
 
     assert result["structuredContent"] == {"result": 5}
-    assert json.loads(text_of(result)) == 5
+    # the text copy is the serialized structuredContent, wrapper included (issue 10 audit 6)
+    assert json.loads(text_of(result)) == {"result": 5}
 
 
 @pytest.mark.parametrize(

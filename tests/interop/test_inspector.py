@@ -110,7 +110,7 @@ def test_tools_list(inspector: Any) -> None:
 def test_tools_call(inspector: Any) -> None:
     call = ("--method", "tools/call", "--tool-name")
     added = inspector(*call, "add", "--tool-args-json", '{"a": 2, "b": 3}').result
-    assert added["content"] == [{"type": "text", "text": "5"}]
+    assert added["content"] == [{"type": "text", "text": '{"result": 5}'}]
     assert added["structuredContent"] == {"result": 5}
     weather = inspector(*call, "structured", "--tool-args-json", '{"city": "Oslo"}').result
     assert weather["structuredContent"] == {"city": "Oslo", "celsius": 21.5, "sunny": True}

@@ -74,7 +74,7 @@ async def test_sdk_client_lists_and_calls_tools(our_server: StdioServerParameter
 
         added = await client.call_tool("add", {"a": 2, "b": 3})
         assert not added.is_error
-        assert wire(added)["content"] == [{"type": "text", "text": "5"}]
+        assert wire(added)["content"] == [{"type": "text", "text": '{"result": 5}'}]
         assert added.structured_content == {"result": 5}
         echoed = wire(await client.call_tool("echo", {"message": "hi"}))
         assert echoed["content"] == [{"type": "text", "text": "echo: hi"}]

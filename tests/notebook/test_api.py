@@ -77,7 +77,7 @@ def test_a_sync_call_blocks_until_done_and_returns_the_completed_handle(shell: A
     handle = mcp.call("add", a=2, b=3)
     assert handle.state == "done" and handle.done()
     assert handle.structured == {"result": 5}
-    assert handle.text == "5"
+    assert handle.text == '{"result": 5}' and handle.structured == {"result": 5}
     assert handle.is_error is False and handle.error is None
     assert handle.result is not None and handle.result["content"] == handle.content
     assert mcp.call("local.shout", {"text": "hi"}).text == "HI"

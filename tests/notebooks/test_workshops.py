@@ -75,7 +75,7 @@ EXPECTED: dict[str, list[str]] = {
         "KeyError: '2026-06-01'",  # an unexpected exception, still an isError result
         "code: -32602\nmessage: Unknown tool: book_room",  # a protocol error
         "-32602 (Invalid params)",  # ... as the trace shows it
-        "({'result': None}, 'NaN')",  # NaN: null in structuredContent, spelled out in the text
+        """({'result': None}, '{"result": NaN}')""",  # NaN: null, and spelled out in the text
     ],
     "05_tools_resources_prompts": [
         "check of count_words: PASS",  # the exercise, checked

@@ -51,7 +51,8 @@ def check_batch_answer(answers: Any) -> None:
     by_id = {a.get("id"): a for a in answers}
     assert set(by_id) == {1, 2, None}, answers
     assert by_id[1]["result"] == {}
-    assert by_id[2]["result"]["content"][0]["text"] == "5"  # 2025-03-26 has no structuredContent (audit 7)
+    # 2025-03-26 has no structuredContent (audit 7): the text copy carries the wrapped value
+    assert by_id[2]["result"]["content"][0]["text"] == '{"result": 5}'
     assert by_id[None]["error"]["code"] == -32600
 
 

@@ -35,3 +35,19 @@ async def test_audit_06_a_modern_session_gets_the_array_and_a_text_copy() -> Non
         result = await client.call_tool("numbers")
     assert result["structuredContent"] == [1, 2, 3]
     assert [json.loads(block["text"]) for block in result["content"]] == [[1, 2, 3]]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_audit_06_a_wrapped_value_has_the_serialized_object_as_its_text_copy(era: str) -> None:
+    # server/tools#structured-content: the text copy is the serialized structuredContent; for a wrapped
+    # value that is {"result": ...}, not the bare value (was "5")
+    server = Server("audit-6b")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    async with Client(server, era=era, timeout=20) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+    assert result["structuredContent"] == {"result": 5}
+    assert [json.loads(block["text"]) for block in result["content"]] == [{"result": 5}]

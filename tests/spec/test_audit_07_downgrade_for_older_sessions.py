@@ -40,7 +40,7 @@ async def test_audit_07_a_2024_11_05_session_gets_only_what_it_has() -> None:
         assert not {"title", "icons", "outputSchema", "annotations"} & set(tool), tool  # was all there
     assert [block["type"] for block in result["content"]] == ["text", "text", "text"]  # was audio, link
     assert "file:///a.txt" in result["content"][1]["text"]
-    assert "structuredContent" not in added and added["content"][0]["text"] == "3"
+    assert "structuredContent" not in added and added["content"][0]["text"] == '{"result": 3}'
 
 
 async def test_audit_07_a_2025_03_26_session_keeps_audio_and_annotations() -> None:

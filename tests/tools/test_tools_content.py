@@ -262,12 +262,13 @@ class Row(TypedDict):
         (Forecast("Paris", [1.5]), {"city": "Paris", "temps": [1.5]}, '{"city": "Paris", "temps": [1.5]}'),
         (Row(name="x"), {"name": "x"}, '{"name": "x"}'),
         (Model(at=dt.datetime(2025, 1, 1), tags=set()), {"at": "2025-01-01T00:00:00", "tags": []}, None),
-        ([1, 2], {"result": [1, 2]}, "[1, 2]"),
-        (3, {"result": 3}, "3"),
-        (2.5, {"result": 2.5}, "2.5"),
-        (True, {"result": True}, "true"),
-        (Color.RED, {"result": "red"}, '"red"'),
-        (dt.date(2025, 1, 2), {"result": "2025-01-02"}, '"2025-01-02"'),
+        # issue 10 audit 6: the text copy is the serialized structuredContent, the wrapper included
+        ([1, 2], {"result": [1, 2]}, '{"result": [1, 2]}'),
+        (3, {"result": 3}, '{"result": 3}'),
+        (2.5, {"result": 2.5}, '{"result": 2.5}'),
+        (True, {"result": True}, '{"result": true}'),
+        (Color.RED, {"result": "red"}, '{"result": "red"}'),
+        (dt.date(2025, 1, 2), {"result": "2025-01-02"}, '{"result": "2025-01-02"}'),
     ],
 )
 def test_structured_values(value: Any, structured: Any, text: str | None) -> None:
@@ -283,7 +284,7 @@ def test_wrapped_values_under_declared_schema() -> None:
     schema = {"type": "object", "properties": {"result": {}}, "required": ["result"]}
     assert call_result({"a": 1}, schema, wrapped=True)["structuredContent"] == {"result": {"a": 1}}
     assert call_result("hi", schema, wrapped=True) == {
-        "content": [{"type": "text", "text": '"hi"'}],
+        "content": [{"type": "text", "text": '{"result": "hi"}'}],
         "structuredContent": {"result": "hi"},
     }
     assert call_result(None, schema, wrapped=True)["structuredContent"] == {"result": None}
@@ -315,4 +316,4 @@ def test_text_block_parses_back_to_structured_content(value: Any) -> None:
         return  # plain content blocks by design, not structured
     structured = result["structuredContent"]
     parsed = json.loads(result["content"][0]["text"])
-    assert parsed == (structured if isinstance(value, dict) else structured["result"])
+    assert parsed == structured  # the text copy is the serialized structuredContent (audit 6)

@@ -140,7 +140,7 @@ async def test_sync_call_runs_in_a_thread() -> None:
 
     outcome = await make_tool(where).call({"a": 2})
     assert outcome == ToolOutcome(
-        {"content": [{"type": "text", "text": "2"}], "structuredContent": {"result": 2}}
+        {"content": [{"type": "text", "text": '{"result": 2}'}], "structuredContent": {"result": 2}}
     )
     assert seen == [seen[0]]
     assert seen[0] is not threading.current_thread()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,17 +103,32 @@ _ORJSON_OPTIONS = (
 
 
 # orjson reads an integer beyond 64 bits as a float, silently losing digits; Python peers send such integers
-# (a factorial, an id, a big count). A message with an integer-like run of 19+ digits (perhaps only inside a
-# string) is decoded by the stdlib instead, which keeps every integer exact. The scan is C-speed.
-_LONG_DIGITS = re.compile(rb"(?<![\d.])\d{19}")  # not after a ".": a fraction's digits are no integer
+# (a factorial, an id, a big count). A message with a run of 19+ digits that is not a fraction's (perhaps
+# inside a string) is decoded by the stdlib instead, which keeps every integer exact. Found with
+# bytes.translate + find (C speed, ~0.1 ms per 100 KB; a regular expression took 20x as long).
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 19
+
+
+def _has_long_integer(raw: bytes) -> bool:
+    zeros = raw.translate(_DIGITS_TO_ZERO)
+    at = zeros.find(_LONG_RUN)
+    while at != -1:  # ``at`` starts a run of digits: find returns the leftmost window
+        if at == 0 or raw[at - 1] != 0x2E:  # not after ".": an integer (or digits inside a string)
+            return True
+        end = at + len(_LONG_RUN)
+        while end < len(zeros) and zeros[end] == 0x30:
+            end += 1
+        at = zeros.find(_LONG_RUN, end)
+    return False
 
 
 def _loads(data: str | bytes) -> Any:
     """RFC 8259 JSON only: NaN/Infinity literals, numbers that overflow a double and lone surrogates are
     refused. Integers of any size decode exactly (orjson for the common case, the stdlib past 64 bits)."""
     if orjson is not None:
-        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-        if _LONG_DIGITS.search(raw) is None:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+        if not _has_long_integer(raw):
             return orjson.loads(data)
     # MCP messages are UTF-8 (basic#messages); json.loads would sniff UTF-16/32 in bytes: decode here.
     return _DECODER.decode(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)

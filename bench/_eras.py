@@ -106,7 +106,7 @@ def _concurrent(settings: Settings, urls: dict[str, str]) -> dict[tuple[str, str
 
 
 def run(settings: Settings) -> Section:
-    section = Section("eras", "Both eras: tools/call echo, each library's own client and server (calls/s)")
+    section = Section("eras", "8. Both eras: tools/call echo, each library's own client and server (calls/s)")
     section.headers = ["transport, load", "era", "ours", "SDK", "ours / SDK", "target"]
     with http_servers() as urls:
         sequential = asyncio.run(_sequential(settings, urls))

@@ -294,7 +294,7 @@ class Curves(Section):
 
 
 def run(settings: Settings) -> Section:
-    section = Curves("growth", "Growth curves, ours vs the SDK in the same run")
+    section = Curves("growth", "9. Growth curves, ours vs the SDK in the same run")
     payload, payload_note = _payload_rows(settings)
     tools, tools_note = _tool_rows()
     start_row, start_ratio = start_list_ratio(settings)

@@ -23,7 +23,7 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -260,19 +260,26 @@ class StdioPeer:
         return answers
 
     def close(self) -> str:
-        alive = self.proc.poll() is None
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(WAIT)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait(WAIT)
-            self.proc.stdout.close()
-            self._stderr.close()
-        assert alive, "the server died"
-        return self.stderr_path.read_text(errors="replace")
+        assert self.proc.stdin is not None
+        return _stop(self.proc, self._stderr, self.stderr_path, self.proc.stdin.close)
+
+
+def _stop(proc: subprocess.Popen[bytes], stderr: Any, stderr_path: Path, end: Callable[[], None]) -> str:
+    """End a server process we started (``end``: close its stdin, or terminate it), kill it if it lingers;
+    assert it was still alive (the fuzz must not have killed it); its stderr."""
+    alive = proc.poll() is None
+    assert proc.stdout is not None
+    end()
+    try:
+        proc.wait(WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(WAIT)
+        proc.stdout.close()
+        stderr.close()
+    assert alive, "the server died"
+    return stderr_path.read_text(errors="replace")
 
 
 def _has_id(answer: Any, wanted: Any) -> bool:
@@ -394,19 +401,7 @@ class HTTPPeer:
         assert status == 200 and answers and "result" in answers[-1], (status, answers)
 
     def close(self) -> str:
-        alive = self.proc.poll() is None
-        assert self.proc.stdout is not None
-        self.proc.terminate()
-        try:
-            self.proc.wait(WAIT)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait(WAIT)
-            self.proc.stdout.close()
-            self._stderr.close()
-        assert alive, "the server died"
-        return self.stderr_path.read_text(errors="replace")
+        return _stop(self.proc, self._stderr, self.stderr_path, self.proc.terminate)
 
 
 @pytest.fixture(scope="module")

@@ -55,6 +55,22 @@ class Kernel:
             raise AssertionError(f"cell failed: {reply['content']}\n{errors}")
         return messages
 
+    def collect(self, msg_id: str) -> list[dict[str, Any]]:
+        """The iopub messages of a cell sent with ``kc.execute`` (while the test does other things, such as
+        clicking), until the kernel is idle again or ``TIMEOUT`` passes."""
+        seen: list[dict[str, Any]] = []
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                m = self.kc.get_iopub_msg(timeout=1)
+            except queue.Empty:
+                continue
+            if m["parent_header"].get("msg_id") == msg_id:
+                seen.append(m)
+                if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                    break
+        return seen
+
 
 def outputs(messages: list[dict[str, Any]], *types: str) -> list[dict[str, Any]]:
     return [m["content"] for m in messages if m["msg_type"] in types]
@@ -217,17 +233,7 @@ def test_stdio_server_with_approval_clicked_while_the_cell_awaits(
     msg_id = k.kc.execute("r = await h\nprint('after await:', r.state, r.text)")
     click = {"comm_id": buttons["Approve"], "data": {"method": "custom", "content": {"event": "click"}}}
     k.kc.shell_channel.send(k.kc.session.msg("comm_msg", click))
-    seen: list[dict[str, Any]] = []
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            m = k.kc.get_iopub_msg(timeout=1)
-        except queue.Empty:
-            continue
-        if m["parent_header"].get("msg_id") == msg_id:
-            seen.append(m)
-            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-                break
+    seen = k.collect(msg_id)
     assert "after await: done hello kernel" in texts(seen)
     history = texts(k.run("%mcp history"))
     assert "you: approved" in history and "%mcp call demo.hello name=kernel" in history

@@ -71,17 +71,7 @@ def test_a_person_approves_a_batch_once_and_gets_a_frame_aligned_with_the_input(
     approve = buttons(pending)["Approve"]
     msg_id = k.kc.execute("r = await h\nprint(r.to_pandas().to_string())")
     click(k, approve)
-    seen: list[dict[str, Any]] = []
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            m = k.kc.get_iopub_msg(timeout=1)
-        except queue.Empty:
-            continue
-        if m["parent_header"].get("msg_id") == msg_id:
-            seen.append(m)
-            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-                break
+    seen = k.collect(msg_id)
     out = texts(seen)
     assert "p    0.25" in out and "q    3.00" in out
     assert "cannot divide by zero" in out  # row r's error, in the error column

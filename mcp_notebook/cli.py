@@ -410,8 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         help=(
-            "with --http: change one HTTP limit (rate, burst, max_body_size, body_timeout, header_timeout, "
-            "session_idle_timeout, max_sessions_per_client, max_sessions; rate=none: no rate limit); "
+            "with --http: change one HTTP limit (rate, burst, concurrency, address_concurrency, "
+            "max_body_size, body_timeout, header_timeout, session_idle_timeout, max_sessions_per_client, "
+            "max_sessions; rate=none: no rate limit); "
             "repeatable"
         ),
     )

@@ -1,4 +1,4 @@
-"""The limits of the Streamable HTTP server, in one object (DESIGN decisions 12 and 14).
+"""The limits of the Streamable HTTP server, in one object (DESIGN decisions 12, 14 and 20).
 
 ``mcp-notebook serve --http`` and the in-kernel server (``%mcp serve``) both build a
 :class:`~.http_server.StreamableHTTPServer` with an :class:`HTTPLimits`, so both get the same defences:
@@ -6,8 +6,10 @@
 ============================  ==========  ==================================================================
 limit                         default     what happens to the one client that exceeds it
 ============================  ==========  ==================================================================
-``rate`` / ``burst``          100/s, 200  429 with ``Retry-After`` (a token bucket per session, else per
-                                          address and credential)
+``concurrency``               32          a client's requests in flight that are never rate limited
+``address_concurrency``       256         the same for everything from one address, all clients together
+``rate`` / ``burst``          100/s, 200  a request beyond either allowance spends a token of its client's
+                                          (or its address's) bucket; none left: 429 with ``Retry-After``
 ``max_body_size``             4 MiB       413
 ``body_timeout``              30 s        408 when the body has not fully arrived in time
 ``header_timeout``            10 s        the connection is closed when no complete request head arrives in
@@ -19,8 +21,17 @@ limit                         default     what happens to the one client that ex
                                           every session is busy (a request or a stream in progress)
 ============================  ==========  ==================================================================
 
-A "client" for the session cap is the credential it authenticated with and its address. Abandoned sessions
-therefore never lock out a newcomer: they are the idlest, and go first.
+Why the rate limit counts requests in flight (DESIGN 20: limits stop abuse, not a well-behaved client).
+An HTTP/1.1 connection carries one request at a time, so a client that waits for its answers (one caller in
+a loop, ``mcp.map`` at concurrency 8-16) is bounded by the server's own speed, whatever that is on the
+machine: it is never charged. A flood is many requests at once: past ``concurrency`` in flight for one
+client (or ``address_concurrency`` for one address: minting sessions or tokens does not escape it), every
+request spends a token, and 429 comes once ``burst`` is spent faster than ``rate`` refills it.
+
+A "client" is its MCP session when it names a live one, else its bearer credential (a digest of the
+``Authorization`` header), else its address: stateless 2026-07-28 clients holding their own tokens are not
+pooled by address. For the session cap a client is the credential it authenticated with and its address.
+Abandoned sessions therefore never lock out a newcomer: they are the idlest, and go first.
 """
 
 from __future__ import annotations
@@ -54,6 +65,8 @@ class HTTPLimits:
 
     rate: float | None = 100.0
     burst: int = 200
+    concurrency: int = 32
+    address_concurrency: int = 256
     max_body_size: int = 4 * 1024 * 1024
     body_timeout: float = 30.0
     header_timeout: float = 10.0
@@ -75,22 +88,45 @@ class HTTPLimits:
         for name, value in positive.items():
             if not value > 0:
                 raise ValueError(f"HTTPLimits.{name} must be positive, not {value!r}")
+        if self.concurrency < 0 or self.address_concurrency < 0:
+            raise ValueError("HTTPLimits.concurrency and address_concurrency must be >= 0")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(cls.__dataclass_fields__)
 
+    def limiter(self) -> RateLimiter | None:
+        """The rate limiter these limits describe (None when ``rate`` is None)."""
+        if self.rate is None:
+            return None
+        return RateLimiter(
+            self.rate, self.burst, concurrency=self.concurrency, address_concurrency=self.address_concurrency
+        )
+
 
 class RateLimiter:
-    """A token bucket per client key: ``rate`` tokens a second, at most ``burst`` saved up."""
+    """A token bucket per client key: ``rate`` tokens a second, at most ``burst`` saved up.
+
+    :meth:`take` spends a token unconditionally. :meth:`admit` / :meth:`release` bracket a request: it is
+    free while its client has fewer than ``concurrency`` requests in flight and its address fewer than
+    ``address_concurrency`` (0, the default for both: every request is charged, as :meth:`take`)."""
 
     def __init__(
-        self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic, max_keys: int = 10_000
+        self,
+        rate: float,
+        burst: int,
+        *,
+        concurrency: int = 0,
+        address_concurrency: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 10_000,
     ) -> None:
         if rate <= 0 or burst < 1:
             raise ValueError("rate must be > 0 and burst >= 1")
         self.rate, self.burst, self.clock, self.max_keys = rate, float(burst), clock, max_keys
+        self.concurrency, self.address_concurrency = concurrency, address_concurrency
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last time)
+        self._in_flight: dict[str, int] = {}  # key (client or address) -> requests admitted, not released
 
     def take(self, key: str) -> float:
         """Spend one token: 0.0 if allowed, else the seconds until one is available."""
@@ -104,6 +140,31 @@ class RateLimiter:
         self._buckets[key] = (tokens, now)
         return (1.0 - tokens) / self.rate
 
+    def admit(self, key: str, address: str) -> float:
+        """A request of client ``key`` from ``address`` begins: 0.0 if it may proceed (then :meth:`release`
+        it when it ends), else the seconds until its bucket has a token (the request is refused)."""
+        over_client = self._in_flight.get(key, 0) >= self.concurrency
+        address_key = f"address:{address}"
+        over_address = self._in_flight.get(address_key, 0) >= self.address_concurrency
+        if over_client or over_address:
+            wait = self.take(key if over_client else address_key)
+            if wait > 0:
+                return wait
+        self._in_flight[key] = self._in_flight.get(key, 0) + 1
+        self._in_flight[address_key] = self._in_flight.get(address_key, 0) + 1
+        return 0.0
+
+    def release(self, key: str, address: str) -> None:
+        for name in (key, f"address:{address}"):
+            left = self._in_flight.get(name, 0) - 1
+            if left > 0:
+                self._in_flight[name] = left
+            else:
+                self._in_flight.pop(name, None)
+
+    def in_flight(self, key: str) -> int:
+        return self._in_flight.get(key, 0)
+
     def _prune(self, now: float) -> None:
         if len(self._buckets) <= self.max_keys:
             return
@@ -112,12 +173,17 @@ class RateLimiter:
 
 
 def client_key(request: web.Request, sessions: Container[str] = ()) -> str:
-    """Who is asking: a live MCP session, else the remote address and (a digest of) the credentials."""
+    """Who is asking: a live MCP session, else (a digest of) the bearer credential, else the address.
+
+    Stateless (2026-07-28) clients have no session: with a token each is its own client, not one of everyone
+    at its address. A made-up token buys nothing: the address's own allowance still bounds them all."""
     session_id = request.headers.get("Mcp-Session-Id", "")
     if session_id and session_id in sessions:
         return f"session:{session_id}"
-    auth = hashlib.sha256(request.headers.get("Authorization", "").encode()).hexdigest()[:16]
-    return f"addr:{request.remote}:{auth}"
+    authorization = request.headers.get("Authorization", "")
+    if authorization:
+        return "credential:" + hashlib.sha256(authorization.encode()).hexdigest()[:24]
+    return f"address:{request.remote}"
 
 
 def rate_limit_response(wait: float) -> web.Response:
@@ -130,13 +196,19 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def rate_limit_middleware(limiter: RateLimiter, key: Callable[[web.Request], str] = client_key) -> Middleware:
-    """An aiohttp middleware answering 429 (with ``Retry-After``) once a client's bucket is empty."""
+    """An aiohttp middleware answering 429 (with ``Retry-After``) once a client past its allowance
+    of requests in flight has an empty bucket. A request is in flight until its response (a stream too)
+    ends."""
 
     @web.middleware
     async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-        wait = limiter.take(key(request))
+        client, address = key(request), str(request.remote)
+        wait = limiter.admit(client, address)
         if wait > 0:
             return rate_limit_response(wait)
-        return await handler(request)
+        try:
+            return await handler(request)
+        finally:
+            limiter.release(client, address)
 
     return limit

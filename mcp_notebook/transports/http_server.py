@@ -107,8 +107,7 @@ class StreamableHTTPServer:
     ) -> None:
         self.server = server
         self.limits = limits or HTTPLimits()
-        rate = self.limits.rate
-        self.limiter = limiter or (RateLimiter(rate, self.limits.burst) if rate is not None else None)
+        self.limiter = limiter or self.limits.limiter()
         self.middlewares = tuple(middlewares)  # aiohttp middlewares (OAuth): after the rate limit, before us
         self.path = path
         self.guard = Guard(

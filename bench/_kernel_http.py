@@ -74,8 +74,8 @@ def available() -> str | None:
     import _notebook
 
     missing = _notebook.available()
-    if missing is None and not _has("mcp_notebook.notebook.serving"):
-        missing = "mcp_notebook/notebook/serving.py does not exist yet"
+    if missing is None and not _has("mcp_notebook.notebook.serving.server"):
+        missing = "mcp_notebook/notebook/serving/server.py does not exist yet"
     return missing
 
 

@@ -41,7 +41,7 @@ def echo(text: str) -> str:
 FORM = """
 import json as _json, statistics as _st, time as _time
 _t = _time.perf_counter()
-from mcp_notebook.notebook.form import SchemaForm
+from mcp_notebook.notebook.forms.form import SchemaForm
 _schema = _json.loads({schema!r})
 _form = SchemaForm(_schema)
 _first = _time.perf_counter() - _t
@@ -82,7 +82,7 @@ print(len(BIG_TEXT), len(BIG_PNG), len(IMAGE_RESULT["content"][0]["data"]))
 
 RENDER = """
 import json as _json, time as _time
-from mcp_notebook.notebook.render import result_bundle
+from mcp_notebook.notebook.rendering.results import result_bundle
 def _bench(result, runs):
     times, bundle = [], None
     for _ in range(runs):
@@ -138,7 +138,7 @@ FORM_OUTSIDE = """
 import json, sys
 sys.path.insert(0, "bench")
 import bench_form
-from mcp_notebook.notebook.form import SchemaForm
+from mcp_notebook.notebook.forms.form import SchemaForm
 big = bench_form.schema()
 SchemaForm(big)
 print(json.dumps(bench_form.timed(lambda: SchemaForm(big), runs={runs})))

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcp_notebook.notebook.form import SchemaForm
+from mcp_notebook.notebook.forms.form import SchemaForm
 
 _KINDS: list[dict[str, Any]] = [
     {"type": "string", "description": "A plain string"},

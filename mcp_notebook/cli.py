@@ -7,7 +7,7 @@ whose ``@mcp.tool`` tools are served (``notebook/notebook_file.py``). It is serv
 process's stdin/stdout) unless ``--http HOST:PORT`` asks for Streamable HTTP.
 
 Served the same way as ``%mcp serve`` serves a notebook: incoming ``tools/call`` requests pass the same
-approval gate (:class:`~mcp_notebook.notebook.policy.IncomingPolicy`, headless here: a tool declaring
+approval gate (:class:`~mcp_notebook.notebook.calls.policy.IncomingPolicy`, headless here: a tool declaring
 ``destructiveHint`` is refused unless an exact ``--rule PRINCIPAL.TOOL=allow`` says otherwise; the principal
 is ``stdio`` or ``http``), and HTTP gets the same :class:`~mcp_notebook.transports.http_limits.HTTPLimits`
 (``--limit NAME=VALUE``).
@@ -215,7 +215,7 @@ def _limit(text: str) -> tuple[str, float | int | None]:
 
 def install_gate(server: Server, rules: Sequence[tuple[str, str]] = ()) -> None:
     """The approval gate ``%mcp serve`` uses, headless: nobody is at a console to click."""
-    from .notebook.policy import AuditLog, Decision, IncomingPolicy, PolicyApprover
+    from .notebook.calls.policy import AuditLog, Decision, IncomingPolicy, PolicyApprover
 
     def report(call: IncomingCall, decision: Decision) -> None:
         who = f"{call.peer.principal} (calls itself {call.declared_name!r})"

@@ -9,12 +9,16 @@ between layers may only go down:
 
 Layers of the same rank (tools, transports, auth) do not import each other. A new top-level module or
 package must be given a layer here, on purpose.
+
+Inside ``notebook`` the same rules hold between its families (``NOTEBOOK_RANKS``, see
+``mcp_notebook/notebook/__init__.py``): forms, rendering, config, kernel_thread < calls < serving, apps < the
+``mcp`` object (api, magics, ...) and notebook_file.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -37,6 +41,28 @@ RANKS: dict[str, int] = {
 }
 # Top-level modules that are part of another layer (split off for size).
 PART_OF = {"cli_scale": "cli"}
+
+# The families inside ``notebook`` (sub-packages, or flat modules); "" is notebook/__init__.py.
+NOTEBOOK_RANKS: dict[str, int] = {
+    "forms": 0,
+    "rendering": 0,
+    "config": 0,
+    "kernel_thread": 0,
+    "calls": 1,
+    "serving": 2,
+    "apps": 2,
+    "api": 3,
+    "browse": 3,
+    "magics": 3,
+    "lint": 3,
+    "check": 3,
+    "live": 3,
+    "authorizing": 3,
+    "notebook_file": 3,
+    "": 3,
+}
+# The ``mcp`` object and its helpers are one family: they may import each other (no cycle, checked above).
+NOTEBOOK_SAME = {name: "mcp object" for name, rank in NOTEBOOK_RANKS.items() if rank == 3}
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -122,12 +148,20 @@ def layer(module: str) -> str:
     return PART_OF.get(name, name)
 
 
-def wrong_way(edges: dict[str, set[str]], ranks: dict[str, int]) -> list[str]:
+def family(module: str) -> str:
+    """The family inside ``notebook`` (``mcp_notebook.notebook.calls.handle`` -> ``calls``)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def wrong_way(
+    edges: dict[str, set[str]], ranks: dict[str, int], level: Callable[[str], str] = layer
+) -> list[str]:
     """Imports from one layer into another that is not below it."""
     found = []
     for source, targets in sorted(edges.items()):
         for target in sorted(targets):
-            here, there = layer(source), layer(target)
+            here, there = level(source), level(target)
             if here != there and ranks[there] >= ranks[here]:
                 found.append(f"{source} -> {target} ({here or 'mcp_notebook'} may not import {there})")
     return found
@@ -149,6 +183,30 @@ def test_no_import_cycles() -> None:
 def test_a_layer_imports_only_layers_below_it(name: str) -> None:
     mine = {m: targets for m, targets in EDGES.items() if layer(m) == name}
     assert wrong_way(mine, RANKS) == []
+
+
+NOTEBOOK_EDGES = {
+    m: {t for t in targets if layer(t) == "notebook"}
+    for m, targets in EDGES.items()
+    if layer(m) == "notebook"
+}
+
+
+def notebook_family(module: str) -> str:
+    name = family(module)
+    return NOTEBOOK_SAME.get(name, name)
+
+
+def test_every_notebook_module_has_a_family() -> None:
+    unknown = sorted({family(m) for m in NOTEBOOK_EDGES} - set(NOTEBOOK_RANKS))
+    assert not unknown, f"give these a family in tests/test_layers.py NOTEBOOK_RANKS: {unknown}"
+
+
+@pytest.mark.parametrize("name", sorted({notebook_family(m) for m in NOTEBOOK_EDGES}))
+def test_a_notebook_family_imports_only_families_below_it(name: str) -> None:
+    ranks = {notebook_family(m): NOTEBOOK_RANKS[family(m)] for m in NOTEBOOK_EDGES}
+    mine = {m: targets for m, targets in NOTEBOOK_EDGES.items() if notebook_family(m) == name}
+    assert wrong_way(mine, ranks, notebook_family) == []
 
 
 def test_the_checks_catch_a_cycle_and_an_upward_import(tmp_path: Path) -> None:

@@ -24,25 +24,25 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .apps import app_only, client_extension
-from .arguments import InvalidArguments, check_arguments
-from .asking import Asking
 from .authorizing import Authorizations
 from .browse import Browsing
+from .calls.arguments import InvalidArguments, check_arguments
+from .calls.asking import Asking
+from .calls.connections import Connections, NotebookError
+from .calls.handle import CallHandle, Surface
+from .calls.policy import LOCAL, AuditEntry, AuditLog, Decision, Policy, check_verdict
+from .calls.tasks import TaskBook
 from .config import MCPNotebook
-from .connections import Connections, NotebookError
-from .handle import CallHandle, Surface
-from .policy import LOCAL, AuditEntry, AuditLog, Decision, Policy, check_verdict
-from .tasks import TaskBook
-from .views import ToolsView
+from .rendering.views import ToolsView
 
 if TYPE_CHECKING:
     from ..engine.runtime import Runtime
     from ..engine.server import Server
     from ..engine.sync import SyncClient
-    from .batch import BatchHandle
+    from .calls.batch import BatchHandle
+    from .calls.widgets import ToolForm
     from .check import CheckReport
     from .lint import LintReport
-    from .widgets import ToolForm
 
 __all__ = ["InvalidArguments", "NotebookError", "NotebookMCP"]
 
@@ -125,10 +125,10 @@ class NotebookMCP(Browsing):
     def serve(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None, **options: Any) -> Any:
         """Serve the notebook's tools over Streamable HTTP (bearer token, Host/Origin checks, console).
 
-        Returns the :class:`~mcp_notebook.notebook.serving.ServingHandle` (it shows how to connect);
+        Returns the :class:`~mcp_notebook.notebook.serving.server.ServingHandle` (it shows how to connect);
         serving again replaces the previous server. ``%mcp serve`` calls this.
         """
-        from .serving import serve_notebook
+        from .serving.server import serve_notebook
 
         return serve_notebook(
             self.server,
@@ -144,16 +144,16 @@ class NotebookMCP(Browsing):
 
     @property
     def serving(self) -> Any:
-        """The running :class:`~mcp_notebook.notebook.serving.ServingHandle` (``.url``, ``.token``), or None.
+        """The running :class:`~.serving.server.ServingHandle` (``.url``, ``.token``), or None.
 
         The token is never printed into an output; read it here when a client in this kernel needs it."""
-        from .serving import active_handle
+        from .serving.server import active_handle
 
         return None if self._server is None else active_handle(self._server)
 
     def stop_serving(self) -> bool:
         """Stop the HTTP server started by :meth:`serve`; True if one was running."""
-        from .serving import stop_serving
+        from .serving.server import stop_serving
 
         if self._server is None:
             return False
@@ -337,7 +337,7 @@ class NotebookMCP(Browsing):
             result = await client.aio.call_tool(
                 tool, arguments, timeout=seconds, progress_callback=progress, on_task=on_task
             )
-            from .links import read_links
+            from .rendering.links import read_links
 
             made[0].linked = await read_links(client.aio, result)  # resource links, opened inline
             return result
@@ -480,8 +480,8 @@ class NotebookMCP(Browsing):
         call_timeout: float | None = None,
     ) -> BatchHandle:
         """Call a tool once per row of ``rows`` (a DataFrame, a list of dicts, any iterable), ``concurrency``
-        at a time, one approval and one progress bar for all; see :mod:`mcp_notebook.notebook.batch`."""
-        from .batch import map_rows
+        at a time, one approval and one progress bar for all; see :mod:`mcp_notebook.notebook.calls.batch`."""
+        from .calls.batch import map_rows
 
         options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
         return map_rows(self, name, rows, call_timeout=call_timeout, view=_call_view, **options)
@@ -498,14 +498,14 @@ class NotebookMCP(Browsing):
         call_timeout: float | None = None,
     ) -> BatchHandle:
         """``await mcp.map_async(...)`` in an async cell: :meth:`map`, shown live, clicks included."""
-        from .batch import map_async
+        from .calls.batch import map_async
 
         options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
         return await map_async(self, name, rows, call_timeout=call_timeout, view=_call_view, **options)
 
     def form(self, name: str) -> ToolForm:
         """A form for the tool's inputSchema; submitting calls it and shows the call under the form."""
-        from .widgets import ToolForm
+        from .calls.widgets import ToolForm
 
         tool_def = self.tool_def(name)
         return ToolForm(name, tool_def, partial(self._start_quietly, name), self._surface)
@@ -589,6 +589,6 @@ class NotebookMCP(Browsing):
 
 
 def _call_view(handle: CallHandle, parts: dict[str, Any]) -> Any:
-    from .widgets import call_view  # ipywidgets only once a call is shown live
+    from .calls.widgets import call_view  # ipywidgets only once a call is shown live
 
     return call_view(handle, parts)

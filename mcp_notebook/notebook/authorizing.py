@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .render_base import esc
+from .rendering.base import esc
 
 if TYPE_CHECKING:
     from ..auth.oauth import OAuth
@@ -180,7 +180,7 @@ class Authorizations:
 
     def forget(self, name: str) -> tuple[OAuth, str]:
         """Drop the stored tokens of connection ``name`` (its client registration stays)."""
-        from .connections import NotebookError
+        from .calls.connections import NotebookError
 
         found = self.clients.get(name)
         if found is None:

@@ -10,11 +10,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .connections import Connections, NotebookError
-from .handle import Surface
-from .policy import LOCAL, AuditLog, Policy
-from .render_history import History
-from .views import BundleView, TableView, TraceView
+from .calls.connections import Connections, NotebookError
+from .calls.handle import Surface
+from .calls.history import History
+from .calls.policy import LOCAL, AuditLog, Policy
+from .rendering.views import BundleView, TableView, TraceView
 
 if TYPE_CHECKING:
     from ..engine.sync import SyncClient
@@ -102,7 +102,7 @@ class Browsing:
     def read(self: _Notebook, uri: str, server: str | None = None) -> BundleView:
         """``resources/read``; ``SERVER.URI`` names the connection as ``SERVER.TOOL`` does; otherwise from
         ``server``, or the connection that lists ``uri`` (local first)."""
-        from .render import resource_contents_bundle
+        from .rendering.results import resource_contents_bundle
 
         head, dot, rest = uri.partition(".")
         if server is None and dot and "://" in rest and "://" not in head and head in self._connections:
@@ -148,7 +148,7 @@ class Browsing:
         self: _Notebook, name: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any
     ) -> BundleView:
         """``prompts/get``; prompt arguments are strings on the wire, so values are converted with ``str``."""
-        from .render import prompt_bundle
+        from .rendering.results import prompt_bundle
 
         server, prompt = self._split(name)
         args = {

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools._validation import SchemaCheck
-from .render_base import esc, one_line, wrap
-from .views import filter_bundle
+from .rendering.base import esc, one_line, wrap
+from .rendering.views import filter_bundle
 
 if TYPE_CHECKING:
-    from .handle import CallHandle
+    from .calls.handle import CallHandle
 
 
 class NotebookMCP(Protocol):

@@ -126,7 +126,7 @@ def _load_parking() -> None:
     if _parking_loaded:
         return
     _parking_loaded = True
-    # CallHandle registers its own waits (handle.py)
+    # CallHandle registers its own waits (calls/handle.py)
 
     register_parking(Runtime.run)
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools._validation import SchemaCheck
-from .render_base import esc, table_bundle
-from .views import filter_bundle
+from .rendering.base import esc, table_bundle
+from .rendering.views import filter_bundle
 
 __all__ = [
     "TOOL_RULES",
@@ -443,7 +443,7 @@ def lint_trace(entries: Sequence[Mapping[str, Any]], target: str) -> list[Findin
 
 def lint(api: Any, target: str | None = None, *, long_call: float = LONG_CALL_SECONDS) -> LintReport:
     """``mcp.lint``: a tool (``TOOL`` / ``SERVER.TOOL``), a connection (``SERVER``), or everything."""
-    from .policy import LOCAL
+    from .calls.policy import LOCAL
 
     if target is None or target in api.connections():
         servers, only = [target] if target else api.connections(), None

@@ -14,12 +14,12 @@ import uuid
 from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
 
-from .render_base import esc, json_text, one_line, wrap
-from .views import filter_bundle
+from .rendering.base import esc, json_text, one_line, wrap
+from .rendering.views import filter_bundle
 
 if TYPE_CHECKING:
     from ..engine.trace import Trace, TraceEntry
-    from .handle import Surface
+    from .calls.handle import Surface
 
 __all__ = ["LivePane", "notifications_bundle"]
 

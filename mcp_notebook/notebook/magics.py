@@ -28,8 +28,8 @@ from IPython.utils.text import DollarFormatter
 
 from ..protocol.errors import MCPError
 from .api import NotebookError, NotebookMCP
-from .callargs import parse_call_args, parse_kv, split_json
-from .policy import VERDICTS
+from .calls.callargs import parse_call_args, parse_kv, split_json
+from .calls.policy import VERDICTS
 
 __all__ = ["MCPMagics", "load", "unload"]
 
@@ -383,12 +383,12 @@ class MCPMagics(Magics):
         return self.api.check(ns.target, samples=samples, errors=errors, required=ns.required)
 
     def _tasks(self, rest: str) -> Any:
-        from .tasks import list_tasks
+        from .calls.tasks import list_tasks
 
         return list_tasks(self.api, self._parse("tasks", rest).server)
 
     def _task(self, rest: str) -> Any:
-        from .tasks import cancel_task, get_task
+        from .calls.tasks import cancel_task, get_task
 
         ns = self._parse("task", rest)
         try:

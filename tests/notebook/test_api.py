@@ -21,9 +21,9 @@ from traitlets.config import Config
 
 from mcp_notebook import Client, Context, Field, Server
 from mcp_notebook.notebook.api import NotebookError, NotebookMCP
-from mcp_notebook.notebook.form import FormInvalid
-from mcp_notebook.notebook.handle import WIDGET_MIME, CallHandle
-from mcp_notebook.notebook.widgets import ElicitationCard, SamplingCard
+from mcp_notebook.notebook.calls.handle import WIDGET_MIME, CallHandle
+from mcp_notebook.notebook.calls.widgets import ElicitationCard, SamplingCard
+from mcp_notebook.notebook.forms.form import FormInvalid
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, published, remote_server
 

@@ -16,7 +16,7 @@ import pytest
 from mcp_notebook import Server
 from mcp_notebook.engine.batch import BatchError
 from mcp_notebook.notebook.api import NotebookMCP
-from mcp_notebook.notebook.handle import WIDGET_MIME
+from mcp_notebook.notebook.calls.handle import WIDGET_MIME
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, published
 

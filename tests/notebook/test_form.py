@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 
-from mcp_notebook.notebook.form import FieldError, FormInvalid, SchemaForm
+from mcp_notebook.notebook.forms.form import FieldError, FormInvalid, SchemaForm
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -13,10 +13,10 @@ from IPython.core.error import UsageError
 
 from mcp_notebook import Client
 from mcp_notebook.notebook.api import NotebookMCP
-from mcp_notebook.notebook.handle import CallHandle
+from mcp_notebook.notebook.calls.handle import CallHandle
+from mcp_notebook.notebook.calls.policy import Policy
+from mcp_notebook.notebook.calls.widgets import ToolForm
 from mcp_notebook.notebook.magics import MCPMagics, expand_env, load
-from mcp_notebook.notebook.policy import Policy
-from mcp_notebook.notebook.widgets import ToolForm
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, remote_server
 

@@ -15,8 +15,8 @@ from IPython.core.error import UsageError
 
 from mcp_notebook import Context, Field
 from mcp_notebook.notebook.api import InvalidArguments, NotebookMCP
-from mcp_notebook.notebook.handle import TERMINAL, TRANSITIONS
-from mcp_notebook.notebook.widgets import ElicitationCard
+from mcp_notebook.notebook.calls.handle import TERMINAL, TRANSITIONS
+from mcp_notebook.notebook.calls.widgets import ElicitationCard
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, published, remote_server
 

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import ipywidgets as widgets
 from pydantic import BaseModel, Field
 
-from mcp_notebook.notebook.form import SchemaForm
-from mcp_notebook.notebook.form_containers import LAZY_AFTER, LazyField, MapField
+from mcp_notebook.notebook.forms.containers import LAZY_AFTER, LazyField, MapField
+from mcp_notebook.notebook.forms.form import SchemaForm
 
 
 def walk(widget: Any) -> Any:

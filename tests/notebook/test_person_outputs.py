@@ -14,8 +14,8 @@ import pytest
 
 from mcp_notebook import ResourceLink, Server
 from mcp_notebook.notebook.api import NotebookMCP
-from mcp_notebook.notebook.handle import WIDGET_MIME
-from mcp_notebook.notebook.widgets import TokenView
+from mcp_notebook.notebook.calls.handle import WIDGET_MIME
+from mcp_notebook.notebook.calls.widgets import TokenView
 from mcp_notebook.tools.content import ToolResult
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, published

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.notebook.callargs import (
+from mcp_notebook.notebook.calls.callargs import (
     format_magic,
     format_python,
     parse_call_args,
@@ -19,9 +19,9 @@ from mcp_notebook.notebook.callargs import (
     parse_value,
     split_json,
 )
+from mcp_notebook.notebook.calls.history import History
+from mcp_notebook.notebook.calls.policy import AuditEntry, AuditLog, Policy, may_be_destructive
 from mcp_notebook.notebook.config import MCPNotebook, detect_headless
-from mcp_notebook.notebook.policy import AuditEntry, AuditLog, Policy, may_be_destructive
-from mcp_notebook.notebook.render_history import History
 
 PLAIN: dict[str, Any] = {"name": "echo", "inputSchema": {"type": "object"}}
 READ_ONLY: dict[str, Any] = {**PLAIN, "annotations": {"readOnlyHint": True}}
@@ -250,7 +250,7 @@ def test_headless_policy_env_overrides_config(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_always_allow_beats_an_ask_pattern_but_never_a_deny() -> None:
-    from mcp_notebook.notebook.policy import Policy
+    from mcp_notebook.notebook.calls.policy import Policy
 
     policy = Policy({"srv.*": "ask", "srv.rm_*": "deny"})
     policy.always_allow("srv", "echo")
@@ -261,7 +261,7 @@ def test_always_allow_beats_an_ask_pattern_but_never_a_deny() -> None:
 
 
 def test_incoming_and_outgoing_policies_share_the_rule_mechanics() -> None:
-    from mcp_notebook.notebook.policy import IncomingPolicy, Policy, RuleBook
+    from mcp_notebook.notebook.calls.policy import IncomingPolicy, Policy, RuleBook
 
     destructive = {"annotations": {"destructiveHint": True}}
     for policy in (Policy({"a.*": "allow"}), IncomingPolicy({"a.*": "allow"})):

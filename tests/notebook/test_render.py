@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.notebook.render import (
+from mcp_notebook.notebook.rendering.results import (
     ResultView,
     content_html,
     content_text,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_notebook.notebook.render_diagram import diagram_bundle, diagram_html, diagram_toggle
-from mcp_notebook.notebook.views import TraceView
+from mcp_notebook.notebook.rendering.diagram import diagram_bundle, diagram_html, diagram_toggle
+from mcp_notebook.notebook.rendering.views import TraceView
 from tests.notebook._html import Elements
 from tests.notebook.test_render_trace import TRACE, _msg
 

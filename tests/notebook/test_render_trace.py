@@ -1,4 +1,4 @@
-"""The teaching views: the JSON-RPC trace table and the generic table (render_trace, render_base).
+"""The teaching views: the JSON-RPC trace table and the generic table (rendering.trace, rendering.base).
 
 Messages in a trace come from the peer, so the HTML is parsed to check what a browser would really see.
 """
@@ -9,7 +9,7 @@ import json
 from html.parser import HTMLParser
 from typing import Any
 
-from mcp_notebook.notebook.render import table_bundle, trace_bundle
+from mcp_notebook.notebook.rendering.results import table_bundle, trace_bundle
 from tests.notebook._html import Elements
 
 # ------------------------------------------------------------------------------------------- trace

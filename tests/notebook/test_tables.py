@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from mcp_notebook import to_pandas
-from mcp_notebook.notebook.render import result_bundle
+from mcp_notebook.notebook.rendering.results import result_bundle
 
 
 def result(structured: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 from mcp_notebook import Server
 from mcp_notebook.engine.runtime import get_runtime
 from mcp_notebook.engine.sync import SyncClient
-from mcp_notebook.notebook.connections import Connections
+from mcp_notebook.notebook.calls.connections import Connections
 
 
 def test_a_modern_servers_tools_are_not_stale_forever_in_the_notebook() -> None:

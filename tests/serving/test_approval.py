@@ -14,9 +14,9 @@ import pytest
 
 from mcp_notebook import Server, connect
 from mcp_notebook.engine.runtime import Runtime
-from mcp_notebook.notebook.console import ServerConsole
-from mcp_notebook.notebook.policy import AuditLog
-from mcp_notebook.notebook.serving import IncomingPolicy, serve
+from mcp_notebook.notebook.calls.policy import AuditLog
+from mcp_notebook.notebook.serving.console import ServerConsole
+from mcp_notebook.notebook.serving.server import IncomingPolicy, serve
 from tests.serving._http import WAIT, answer, open_session, request
 
 READ_ONLY = {"annotations": {"readOnlyHint": True}}

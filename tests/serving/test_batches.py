@@ -20,7 +20,7 @@ import pytest
 
 from mcp_notebook import Server
 from mcp_notebook.engine.runtime import Runtime
-from mcp_notebook.notebook.serving import serve
+from mcp_notebook.notebook.serving.server import serve
 from tests.interop._peers import ROOT
 from tests.serving._http import WAIT, Reply, post
 

@@ -13,8 +13,8 @@ import pytest
 
 from mcp_notebook import Context, Server, connect
 from mcp_notebook.engine.runtime import Runtime
-from mcp_notebook.notebook.console import ServerConsole
-from mcp_notebook.notebook.serving import serve
+from mcp_notebook.notebook.serving.console import ServerConsole
+from mcp_notebook.notebook.serving.server import serve
 
 WAIT = 10.0
 

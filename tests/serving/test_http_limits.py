@@ -18,7 +18,7 @@ import pytest
 
 from mcp_notebook import Server
 from mcp_notebook.engine.runtime import Runtime
-from mcp_notebook.notebook.serving import ServingHandle, serve
+from mcp_notebook.notebook.serving.server import ServingHandle, serve
 from tests.interop._peers import serve_http
 from tests.serving._http import INIT, WAIT, Reply, answer, open_session, post, request
 

@@ -17,7 +17,7 @@ import pytest
 
 from mcp_notebook import Server, connect
 from mcp_notebook.engine.runtime import Runtime
-from mcp_notebook.notebook.serving import ServingHandle, active_handle, serve, stop_serving
+from mcp_notebook.notebook.serving.server import ServingHandle, active_handle, serve, stop_serving
 from mcp_notebook.transports.http_limits import RateLimiter
 from tests.serving._http import INIT, WAIT, answer, open_session, post, request
 

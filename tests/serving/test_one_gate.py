@@ -17,8 +17,8 @@ import pytest
 
 from mcp_notebook import connect
 from mcp_notebook.engine.runtime import Runtime
-from mcp_notebook.notebook.policy import AuditLog, IncomingPolicy
-from mcp_notebook.notebook.serving import serve
+from mcp_notebook.notebook.calls.policy import AuditLog, IncomingPolicy
+from mcp_notebook.notebook.serving.server import serve
 from mcp_notebook.transports.http_limits import HTTPLimits
 from tests.interop._peers import ROOT, serve_http
 from tests.serving._http import open_session, post

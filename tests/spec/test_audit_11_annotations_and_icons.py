@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Image, ResourceLink, Server
-from mcp_notebook.notebook.render import content_html
+from mcp_notebook.notebook.rendering.results import content_html
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
 ICON = {"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"]}

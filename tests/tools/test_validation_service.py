@@ -9,8 +9,8 @@ import pytest
 
 from mcp_notebook import Server
 from mcp_notebook._jsonschema import Draft202012Validator
-from mcp_notebook.notebook.form import SchemaForm
-from mcp_notebook.notebook.render import result_bundle
+from mcp_notebook.notebook.forms.form import SchemaForm
+from mcp_notebook.notebook.rendering.results import result_bundle
 from mcp_notebook.tools._validation import SchemaCheck, SchemaProblem, schema_check
 from mcp_notebook.tools.tool import make_tool
 

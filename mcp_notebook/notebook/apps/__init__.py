@@ -5,6 +5,9 @@ offer (``host.py``, with its ES module front end ``host.js``), the sandbox and C
 A tool names its app in ``_meta.ui.resourceUri`` (a ``ui://`` resource of type ``text/html;profile=mcp-app``);
 ``_meta.ui.visibility`` says who may call it: ``"model"`` (listed, callable from the notebook) and/or
 ``"app"`` (callable from the app's own view). Spec: ext-apps ``specification/2026-01-26/apps.mdx``.
+
+May import ``calls`` (handles, the audit log), ``rendering``, ``config``, ``kernel_thread`` and the layers
+below ``notebook``; never ``serving`` or the ``mcp`` object above it (tests/test_layers.py).
 """
 
 from __future__ import annotations

@@ -26,17 +26,17 @@ import anywidget
 import ipywidgets as w
 import traitlets as t
 
-from ..policy import AuditEntry
-from ..render_base import esc, json_pre, note_html, pre_html, wrap
-from ..views import TraceView, filter_bundle
+from ..calls.policy import AuditEntry
+from ..rendering.base import esc, json_pre, note_html, pre_html, wrap
+from ..rendering.views import TraceView, filter_bundle
 from . import APP_MIME, ui_meta
 from .sandbox import SANDBOX, allow_attribute, prepare_document
 
 if TYPE_CHECKING:
     from ...engine.runtime import Runtime
     from ...engine.sync import SyncClient
-    from ..handle import CallHandle, Surface
-    from ..policy import AuditLog
+    from ..calls.handle import CallHandle, Surface
+    from ..calls.policy import AuditLog
 
 
 class NotebookMCP(Protocol):

@@ -12,11 +12,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..engine.batch import BatchError, BatchRun, OnError, RowOutcome
+from ...engine.batch import BatchError, BatchRun, OnError, RowOutcome
+from ..rendering.base import esc, label_html, note_html, wrap
+from ..rendering.table import table_parts
 from .handle import CallHandle, CallView
 from .policy import AuditEntry, Decision
-from .render_base import esc, label_html, note_html, wrap
-from .render_table import table_parts
 
 __all__ = ["BatchError", "BatchHandle", "NotebookMCP", "map_async", "map_rows"]
 
@@ -100,7 +100,7 @@ def _label(label: Any) -> Any:
 
 
 def _columns(outcome: RowOutcome) -> dict[str, Any]:
-    from ..engine.tables import row_columns
+    from ...engine.tables import row_columns
 
     return {**row_columns(outcome.result), "error": outcome.error}
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_notebook.notebook.render_base import (
+from mcp_notebook.notebook.rendering.base import (
     b64_size,
     code_block,
     cut_text,
@@ -40,8 +40,8 @@ from mcp_notebook.notebook.render_base import (
     table_bundle,
     wrap,
 )
-from mcp_notebook.notebook.render_table import table_parts
-from mcp_notebook.notebook.render_trace import trace_bundle
+from mcp_notebook.notebook.rendering.table import table_parts
+from mcp_notebook.notebook.rendering.trace import trace_bundle
 
 __all__ = [
     "ResultView",
@@ -334,7 +334,7 @@ def result_bundle(
             html.append(_block_html(block, lim))
             text.append(_block_text(block, max_text, 0))
     table = table_parts(structured) if has_structured else None
-    if table is not None:  # records or columns: shape, column types and the first rows (render_table.py)
+    if table is not None:  # records or columns: shape, column types and the first rows (rendering/table.py)
         html.append(table[0])
         text.append(table[1])
     if has_structured:

@@ -23,16 +23,16 @@ import uuid
 from collections.abc import Callable, Container, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..auth.redact import redact
-from .kernel_thread import parked, register_parking
+from ...auth.redact import redact
+from ..kernel_thread import parked, register_parking
+from ..rendering.results import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT
+from ..rendering.views import TraceView, filter_bundle
 from .policy import AuditEntry, Decision
-from .render import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT
-from .views import TraceView, filter_bundle
 
 if TYPE_CHECKING:
-    from ..engine.connection import ProgressCallback
-    from ..engine.runtime import Runtime
-    from ..engine.trace import Trace
+    from ...engine.connection import ProgressCallback
+    from ...engine.runtime import Runtime
+    from ...engine.trace import Trace
 
 __all__ = ["TERMINAL", "TRANSITIONS", "CallCancelled", "CallHandle", "State", "Surface"]
 
@@ -221,7 +221,7 @@ class CallHandle:
     def to_pandas(self) -> Any:
         """The structured result as a DataFrame (records, columns-of-lists, or either under one wrapper key
         such as ``result``), a Series (an array or object of scalars) or a scalar; imports pandas."""
-        from ..engine.tables import to_pandas
+        from ...engine.tables import to_pandas
 
         if self._result is None:
             raise RuntimeError(f"{self.label} has no result yet ({self._state})")
@@ -346,7 +346,7 @@ class CallHandle:
             self._result, self._error = result, error
             self.finished = time.time()
             if result is not None:
-                from .render_history import kept_response
+                from .history import kept_response
 
                 self.entry.response = kept_response(result)
             self.entry.duration = None if self.started is None else self.finished - self.started
@@ -452,7 +452,7 @@ class CallHandle:
             self._shown_in = self._surface.execution_count()
             self._surface.publish(self.live_bundle(), self._display_id)
         if not self.done():  # a live card or progress bar: left as its static state if the kernel stops
-            from .snapshots import remember
+            from ..rendering.snapshots import remember
 
             remember(self._surface.shell, self._display_id, self, self._surface.publish)
 

@@ -29,12 +29,12 @@ from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..engine.approval import Approval, IncomingCall
+from ...engine.approval import Approval, IncomingCall
 
 if TYPE_CHECKING:
-    from ..engine.server import Server
+    from ...engine.server import Server
+from ..rendering.base import table_bundle
 from .callargs import format_magic, format_python
-from .render_base import table_bundle
 
 __all__ = [
     "LOCAL",
@@ -389,7 +389,7 @@ class AuditEntry:
     kind: str = "call"  # or "elicitation", "sampling": requests from the server, answered here;
     # "incoming": a call made to the notebook's served tools (``server`` is then the caller's principal)
     client: str = ""  # incoming: the name the client declared (display only)
-    response: Any = None  # what came back (bounded: render_history.kept_response), for the history
+    response: Any = None  # what came back (bounded: calls.history.kept_response), for the history
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

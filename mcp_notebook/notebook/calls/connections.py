@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from .policy import LOCAL
 
 if TYPE_CHECKING:
-    from ..engine.runtime import Runtime
-    from ..engine.sync import SyncClient
+    from ...engine.runtime import Runtime
+    from ...engine.sync import SyncClient
 
 __all__ = ["Connections", "NotebookError"]
 

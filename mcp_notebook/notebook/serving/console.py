@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..engine.approval import IncomingCall
-    from ..engine.server import Server
-    from .kernel_thread import CallInfo, KernelThread, ToolOutput
-    from .policy import Decision, IncomingPolicy
+    from ...engine.approval import IncomingCall
+    from ...engine.server import Server
+    from ..calls.policy import Decision, IncomingPolicy
+    from ..kernel_thread import CallInfo, KernelThread, ToolOutput
 
 __all__ = ["ConsoleRecord", "ServerConsole", "show_console"]
 
@@ -97,7 +97,7 @@ class _Card:
     def __init__(self, call: IncomingCall, why: str, answer: Any) -> None:
         import ipywidgets as w
 
-        from .widgets import guarded
+        from ..calls.widgets import guarded
 
         session = call.session_id[:8]
         head = (
@@ -223,7 +223,7 @@ class ServerConsole:
     # ---- approval ------------------------------------------------------------------------------------------
     async def ask(self, call: IncomingCall, decision: Decision) -> bool:
         """Show an approval card for ``call`` and wait for the click (or the timeout: denied)."""
-        from .widgets import resolve_soon
+        from ..calls.widgets import resolve_soon
 
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[str] = loop.create_future()
@@ -263,7 +263,7 @@ class ServerConsole:
         """A served tool asks for input its calling client cannot give (it has no elicitation): ask the
         notebook's user here, with the same card a notebook client shows. Headless, or when nobody answers
         within ``approval_timeout``, the answer is decline / cancel (ElicitResult)."""
-        from .widgets import ElicitationCard, resolve_soon
+        from ..calls.widgets import ElicitationCard, resolve_soon
 
         if not self.interactive or self.closed:
             return {"action": "decline"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-from .render_base import esc, json_pre, one_line, table_bundle, wrap
-from .render_diagram import diagram_bundle, diagram_toggle
-from .render_trace import trace_bundle
+from .base import esc, json_pre, one_line, table_bundle, wrap
+from .diagram import diagram_bundle, diagram_toggle
+from .trace import trace_bundle
 
 __all__ = ["BundleView", "TableView", "ToolsView", "TraceView", "filter_bundle"]
 

@@ -28,18 +28,18 @@ import threading
 from collections.abc import Container
 from typing import TYPE_CHECKING, Any
 
-from ..engine.approval import Approver, IncomingCall
-from ..transports.http_limits import HTTPLimits, RateLimiter
-from ..transports.http_server import StreamableHTTPServer
-from .policy import AuditLog, IncomingPolicy, PolicyApprover
-from .render_base import wrap
+from ...engine.approval import Approver, IncomingCall
+from ...transports.http_limits import HTTPLimits, RateLimiter
+from ...transports.http_server import StreamableHTTPServer
+from ..calls.policy import AuditLog, IncomingPolicy, PolicyApprover
+from ..rendering.base import wrap
 
 if TYPE_CHECKING:
-    from ..auth.resource import ProtectedResource
-    from ..engine.runtime import Runtime
-    from ..engine.server import Server
+    from ...auth.resource import ProtectedResource
+    from ...engine.runtime import Runtime
+    from ...engine.server import Server
+    from ..kernel_thread import KernelThread
     from .console import ServerConsole
-    from .kernel_thread import KernelThread
 
 __all__ = [
     "Approver",
@@ -241,7 +241,7 @@ class ServingHandle:
         )
 
     def _html(self) -> str:
-        from .render_base import code_block
+        from ..rendering.base import code_block
 
         if self.stopped:
             return f"<div class='mcpnb'>MCP server <b>{html.escape(self.name)}</b>: stopped</div>"
@@ -295,7 +295,7 @@ def serve(
     ``limiter``: your own rate limiter. ``tokens``: more bearer tokens, by name (the principal approval rules
     see). ``kernel``: a :class:`KernelThread` to run the server's sync tools on. ``auth``: serve as an OAuth
     protected resource instead of checking a static token (:mod:`mcp_notebook.auth.resource`)."""
-    from ..engine.runtime import get_runtime
+    from ...engine.runtime import get_runtime
 
     previous = active_handle(server)
     if previous is not None:
@@ -379,9 +379,9 @@ def serve_notebook(
     """What ``%mcp serve`` does with the notebook's server: run tools on the kernel's main thread, serve
     over HTTP, show the console and how to connect. While a notebook is loaded by ``mcp-notebook serve
     NOTEBOOK.ipynb`` it does nothing (the command line serves it)."""
-    from .config import loading_notebook
+    from ..config import loading_notebook
+    from ..kernel_thread import KernelThread
     from .console import ServerConsole, show_console
-    from .kernel_thread import KernelThread
 
     if loading_notebook():
         print("%mcp serve: ignored while mcp-notebook serves this notebook from the command line")
@@ -407,7 +407,7 @@ def serve_notebook(
     if show:
         intro: dict[str, Any] = handle._repr_mimebundle_()
         if not headless and handle.auth is None:  # Reveal / Copy: the token reaches the page only on request
-            from .widgets import TokenView
+            from ..calls.widgets import TokenView
 
             intro[WIDGET_MIME] = TokenView(handle).widget._repr_mimebundle_()[WIDGET_MIME]
         show_console(console, shell, intro)

@@ -1,7 +1,7 @@
 """Form fields, part 2: the containers (object, array, map, union, nullable) and the ``BUILDERS`` table.
 
-DESIGN decision 9 / STYLE rule 9: schema kind (``form_schema.classify``) -> one small builder. The
-scalar fields and the field base classes are in ``form_fields``.
+DESIGN decision 9 / STYLE rule 9: schema kind (``schema.classify``) -> one small builder. The
+scalar fields and the field base classes are in ``fields``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .form_fields import (
+from .fields import (
     EMPTY,
     Field,
     Key,
@@ -32,7 +32,7 @@ from .form_fields import (
     build_titled_enum,
     with_default,
 )
-from .form_schema import Schema, branch_label, prepare, split_nullable, union_branches
+from .schema import Schema, branch_label, prepare, split_nullable, union_branches
 
 __all__ = [
     "BUILDERS",
@@ -420,7 +420,7 @@ def build_nullable(kit: Kit, spec: Spec) -> Field:
 
 Builder = Callable[[Kit, Spec], Field]
 
-#: Schema kind (from ``form_schema.classify``) -> field builder.
+#: Schema kind (from ``schema.classify``) -> field builder.
 BUILDERS: dict[str, Builder] = {
     "string": build_string,
     "textarea": build_textarea,

@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Container, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .render_base import code_block, esc, json_text, one_line, wrap
+from ..rendering.base import code_block, esc, json_text, one_line, wrap
 
 if TYPE_CHECKING:
     from .policy import AuditEntry

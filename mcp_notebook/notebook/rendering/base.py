@@ -367,7 +367,7 @@ def schema_errors(instance: Any, schema: Mapping[str, Any], *, limit: int = 20) 
     checked, ``$ref`` resolved only inside the schema — MCP-NOTES §3.9, DESIGN.md decision 8). Compiled
     checks are shared, so re-rendering a result does not compile its schema again.
     """
-    from ..tools._validation import SchemaProblem, schema_check
+    from ...tools._validation import SchemaProblem, schema_check
 
     check = schema_check(schema, strict=False)
     lines = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from mcp_notebook.notebook.render_base import esc, json_text, one_line, truncate_note, wrap
+from mcp_notebook.notebook.rendering.base import esc, json_text, one_line, truncate_note, wrap
 
 __all__ = ["trace_bundle"]
 

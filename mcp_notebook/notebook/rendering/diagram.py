@@ -17,8 +17,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from mcp_notebook.notebook.render_base import esc, json_text, one_line, truncate_note, wrap
-from mcp_notebook.notebook.render_trace import _rows
+from mcp_notebook.notebook.rendering.base import esc, json_text, one_line, truncate_note, wrap
+from mcp_notebook.notebook.rendering.trace import _rows
 
 __all__ = ["STYLE", "diagram_bundle", "diagram_html", "diagram_text", "diagram_toggle"]
 
@@ -125,7 +125,7 @@ def diagram_html(
     """The SVG diagram and the list of each message's JSON, as one HTML fragment (not wrapped).
 
     ``json_list=False`` leaves the list out: the picture then sits above a trace table (the toggle of
-    :class:`~mcp_notebook.notebook.views.TraceView`) and an arrow opens the JSON of the table's row.
+    :class:`~mcp_notebook.notebook.rendering.views.TraceView`) and an arrow opens the JSON of the table's row.
     """
     if not entries:
         return '<div class="mcpnb-note">(no messages)</div>'

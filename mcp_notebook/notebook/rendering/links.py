@@ -11,8 +11,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from .render import resource_contents_bundle
-from .render_base import esc, one_line, wrap
+from .base import esc, one_line, wrap
+from .results import resource_contents_bundle
 
 __all__ = ["MAX_LINKS", "linked_bundle", "read_links"]
 

@@ -1,6 +1,6 @@
 """What servers ask of the notebook mid-call: elicitation, sampling, log messages (DESIGN decision 4).
 
-Requests arrive on the runtime thread. Interactive, they become a card (``widgets.py``) shown with the
+Requests arrive on the runtime thread. Interactive, they become a card (``calls/widgets.py``) shown with the
 running call they belong to (or on its own) and the handler awaits a future that the click resolves,
 so no thread ever blocks on a person. Headless, nobody is asked: elicitation is declined and sampling
 rejected, unless a Python sampling callback was registered (``mcp.on_sampling``). Every answer goes to
@@ -15,9 +15,9 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.errors import JSONRPCError
+from ...protocol.errors import JSONRPCError
+from ..rendering.base import esc, pre_html, wrap
 from .policy import AuditEntry, AuditLog
-from .render_base import esc, pre_html, wrap
 
 if TYPE_CHECKING:
     from .handle import CallHandle, Surface
@@ -44,7 +44,7 @@ class Asking:
     def _record(
         self, server: str, kind: str, params: dict[str, Any], outcome: str, by: str, response: Any = None
     ) -> None:
-        from .render_history import kept_response
+        from .history import kept_response
 
         kept = None if response is None else kept_response(response)
         self._audit.add(AuditEntry(server, kind, params, outcome, by, outcome, kind=kind, response=kept))

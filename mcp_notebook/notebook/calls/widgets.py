@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 
 import ipywidgets as w
 
-from .render_base import code_block, esc, json_text, note_html, wrap
+from ..rendering.base import code_block, esc, json_text, note_html, wrap
 
 if TYPE_CHECKING:
-    from .form import SchemaForm
+    from ..forms.form import SchemaForm
     from .handle import CallHandle, Surface
 
 __all__ = [
@@ -220,7 +220,7 @@ class ElicitationCard:
         if params.get("mode") == "url":
             body = self._url_body(str(params.get("url") or ""))
         else:
-            from .form import SchemaForm
+            from ..forms.form import SchemaForm
 
             schema = params.get("requestedSchema")
             self.form = SchemaForm(
@@ -291,7 +291,7 @@ class ElicitationCard:
 
 
 def _sampling_summary(params: Mapping[str, Any]) -> str:
-    from .render import prompt_bundle
+    from ..rendering.results import prompt_bundle
 
     parts = []
     if params.get("systemPrompt"):
@@ -374,7 +374,7 @@ class TokenView:
         if self.secret.value:
             self.secret.value, self.reveal.description = "", "Reveal token"
             return
-        from .render_base import copy_button
+        from ..rendering.base import copy_button
 
         token = esc(self.handle.reveal())
         self.secret.value = (
@@ -399,7 +399,7 @@ class ToolForm:
         call: Callable[[dict[str, Any]], CallHandle],
         surface: Surface | None = None,
     ) -> None:
-        from .form import SchemaForm
+        from ..forms.form import SchemaForm
         from .handle import Surface
 
         self.label = label
@@ -426,7 +426,7 @@ class ToolForm:
     def submit(self, values: Mapping[str, Any] | None = None) -> CallHandle:
         """Fill ``values`` (if given), validate and call, as the Call button does; the new handle.
 
-        Invalid input raises :class:`~mcp_notebook.notebook.form.FormInvalid` (nothing is sent; the
+        Invalid input raises :class:`~mcp_notebook.notebook.forms.form.FormInvalid` (nothing is sent; the
         messages also show next to their fields)."""
         if values is not None:
             self.form.set_value(values)
@@ -441,7 +441,7 @@ class ToolForm:
         self.handles.append(handle)
         handle._display_id = self.result_display_id  # the call updates its own output under the form
         handle._refresh(force=True)
-        from .snapshots import remember
+        from ..rendering.snapshots import remember
 
         remember(self._surface.shell, self.result_display_id, handle, self._surface.publish)
         handle.on_change(self._call_changed)
@@ -479,7 +479,7 @@ class ToolForm:
         return {"text/html": wrap(note_html(esc(text))), "text/plain": text}
 
     def _ipython_display_(self) -> None:
-        from .snapshots import remember
+        from ..rendering.snapshots import remember
 
         self._surface.publish(self.bundle(), self.display_id)
         self._surface.publish(self._result_placeholder(), self.result_display_id)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..auth.redact import redact
-from .render import result_bundle
-from .render_base import code_block, esc, json_text, label_html, note_html, pre_html, wrap
+from ...auth.redact import redact
+from ..rendering.base import code_block, esc, json_text, label_html, note_html, pre_html, wrap
+from ..rendering.results import result_bundle
 from .tasks import task_line
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def call_bundle(handle: CallHandle) -> dict[str, str]:
             max_image_bytes=handle._max_image_bytes,
         )
         if handle.linked:
-            from .links import linked_bundle
+            from ..rendering.links import linked_bundle
 
             links = linked_bundle(
                 handle.linked, max_text=handle._max_text, max_image_bytes=handle._max_image_bytes

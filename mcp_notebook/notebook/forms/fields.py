@@ -3,7 +3,7 @@
 DESIGN decision 9 / STYLE rule 9. Every field answers ``get()`` (a JSON value, or ``EMPTY`` when the user
 left it empty), ``set(value)``, ``reset()``, ``children()`` (for error placement) and
 ``show_errors(messages)``. The containers (object, array, map, union, nullable) and the ``BUILDERS``
-dispatch table are in ``form_containers``.
+dispatch table are in ``containers``.
 
 Each widget is a comm (and messages) in a live kernel, so a labelled field is two widgets: one HTML head
 (label, help and error messages together) and its control, laid out by the parent (issue 11: a
@@ -28,7 +28,7 @@ from ipywidgets.widgets.widget_bool import CheckboxStyle
 from ipywidgets.widgets.widget_description import DescriptionStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
-from .form_schema import Prepared, Schema, number_bounds
+from .schema import Prepared, Schema, number_bounds
 
 Key = str | int
 
@@ -431,7 +431,7 @@ def build_titled_enum(kit: Kit, spec: Spec) -> Field:
 
 def build_multi_enum(kit: Kit, spec: Spec) -> Field:
     """SEP-1330 multi-select: ``items.enum`` or ``items.anyOf`` of ``{const, title}``."""
-    from .form_schema import is_const_choice
+    from .schema import is_const_choice
 
     items = spec.schema["items"]
     if "enum" in items:

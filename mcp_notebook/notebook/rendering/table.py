@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engine.tables import table_shape
-from .render_base import esc, json_text
+from ...engine.tables import table_shape
+from .base import esc, json_text
 
 __all__ = ["table_parts"]
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..engine.client_tasks import TaskCancelledError
-from ..protocol.errors import JSONRPCError, MCPError
-from ..protocol.session import has_capability
-from ..protocol.tasks import TERMINAL
+from ...engine.client_tasks import TaskCancelledError
+from ...protocol.errors import JSONRPCError, MCPError
+from ...protocol.session import has_capability
+from ...protocol.tasks import TERMINAL
+from ..rendering.results import ResultView
+from ..rendering.views import TableView
 from .policy import LOCAL
-from .render import ResultView
-from .views import TableView
 
 if TYPE_CHECKING:
-    from ..engine.sync import SyncClient
+    from ...engine.sync import SyncClient
 
 __all__ = ["TaskBook", "cancel_task", "get_task", "list_tasks", "task_line"]
 

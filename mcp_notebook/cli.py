@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from . import cli_scale
+from . import cli_cassette, cli_scale
 from .auth.options import add_auth_arguments, protected_resource
 from .engine.server import Server
 from .errors import TargetError
@@ -419,6 +419,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_auth_arguments(serve)
     cli_scale.add_scale_arguments(serve)
     serve.set_defaults(run=_serve)
+    cli_cassette.add_commands(  # replay, verify, export, test
+        commands,
+        load=lambda text: load_server(parse_target(text)),
+        address=parse_address,
+        until_signalled=_until_signalled,
+    )
     return parser
 
 

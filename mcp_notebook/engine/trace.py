@@ -54,6 +54,10 @@ class Trace:
         ref = weakref.WeakMethod(listener) if hasattr(listener, "__self__") else weakref.ref(listener)
         self._listeners.append(ref)
 
+    def unlisten(self, listener: Callable[[TraceEntry], None]) -> None:
+        """Stop calling ``listener`` (one given to :meth:`listen`); unknown listeners are ignored."""
+        self._listeners = [ref for ref in self._listeners if ref() not in (None, listener)]
+
     def record(self, direction: Direction, raw: str) -> None:
         if direction == "note":  # a server's stderr or a transport remark may quote a credential
             raw = redact(raw)

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .auth.oauth import OAuth
+    from .engine.cassette import Recording
     from .engine.client import Client
+    from .engine.replay import Cassette
     from .engine.server import Server
     from .engine.sync import SyncClient, connect
     from .engine.tables import to_pandas
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Audio",
+    "Cassette",
     "Client",
     "ConnectionClosedError",
     "Context",
@@ -42,6 +45,7 @@ __all__ = [
     "JSONRPCError",
     "MCPError",
     "OAuth",
+    "Recording",
     "RequestTimeoutError",
     "ResourceLink",
     "Server",
@@ -56,7 +60,9 @@ __all__ = [
 
 _WHERE = {
     "OAuth": ".auth.oauth",
+    "Cassette": ".engine.replay",
     "Client": ".engine.client",
+    "Recording": ".engine.cassette",
     "Server": ".engine.server",
     "SyncClient": ".engine.sync",
     "connect": ".engine.sync",

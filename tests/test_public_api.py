@@ -11,6 +11,7 @@ import mcp_notebook
 def test_exported_members() -> None:
     assert sorted(mcp_notebook.__all__) == [
         "Audio",
+        "Cassette",
         "Client",
         "ConnectionClosedError",
         "Context",
@@ -20,6 +21,7 @@ def test_exported_members() -> None:
         "JSONRPCError",
         "MCPError",
         "OAuth",
+        "Recording",
         "RequestTimeoutError",
         "ResourceLink",
         "Server",

@@ -58,6 +58,7 @@ __all__ = [
     "match_key",
     "nearest",
     "read_cassette",
+    "strip_params",
 ]
 
 FORMAT = "mcp-notebook"

@@ -12,6 +12,8 @@ request (:func:`~.cassette.match_key`: method and params, without ``_meta`` and 
   ``server/discover`` starts a new client: the order starts again.
 * **cursors, task ids, requestState**: handed out as recorded, so a client echoing them matches.
 * **timestamps**: sent as recorded.
+* **redacted values**: a value the recording blanked out (``[redacted]``, see :mod:`.cassette`) matches any
+  value in its place.
 * **handshake**: ``initialize`` / ``server/discover`` come from the recording, or, when the recording
   started later, are made from its header; ``ping`` and ``logging/setLevel`` are always answered.
 
@@ -29,10 +31,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..auth.redact import REDACTED, redact
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from ..protocol.modern import META_SERVER_INFO, META_SUBSCRIPTION_ID
 from ..transports.base import Peer, Transport, TransportClosed
-from .cassette import HANDSHAKE, CassetteFile, Exchange, exchanges, match_key, nearest, read_cassette
+from .cassette import (
+    HANDSHAKE,
+    CassetteFile,
+    Exchange,
+    exchanges,
+    match_key,
+    nearest,
+    read_cassette,
+    strip_params,
+)
 
 __all__ = ["REPLAY_MISS", "Cassette"]
 
@@ -50,8 +62,11 @@ class Cassette:
         self.path = None if isinstance(source, CassetteFile) else Path(source)
         self.exchanges = exchanges(self.file.messages)
         self._by_key: dict[str, list[Exchange]] = defaultdict(list)
+        self._redacted: dict[str, list[Exchange]] = defaultdict(list)
         for exchange in self.exchanges:
             self._by_key[exchange.key].append(exchange)
+            if REDACTED in exchange.key:
+                self._redacted[exchange.key].append(exchange)
         self._served: dict[str, int] = defaultdict(int)  # key -> how many times answered
         self._next_id = 0
 
@@ -130,7 +145,7 @@ class Cassette:
         assert isinstance(params, dict)
         if method in HANDSHAKE:
             self.rewind()
-        exchange = self._pick(match_key(method, params))
+        exchange = self._pick(match_key(method, params), method, params)
         try:
             if exchange is None:
                 await _send(transport, self._unmatched(request_id, method, params), related_id=request_id)
@@ -154,8 +169,13 @@ class Cassette:
         except TransportClosed:
             return
 
-    def _pick(self, key: str) -> Exchange | None:
+    def _pick(self, key: str, method: str, params: dict[str, Any]) -> Exchange | None:
         recorded = self._by_key.get(key)
+        if not recorded:  # a recorded value the redaction blanked out matches any value
+            key = next(
+                (k for k, r in self._redacted.items() if r[0].method == method and _fits(r[0], params)), ""
+            )
+            recorded = self._redacted.get(key)
         if not recorded:
             return None
         served = self._served[key]
@@ -188,10 +208,10 @@ class Cassette:
         close = nearest(key, self.exchanges)
         known = any(e.method == method for e in self.exchanges)
         where = f" in {self.path}" if self.path else ""
-        text = f"{REPLAY_MISS} for {key[:300]}{where}"
-        data: dict[str, Any] = {"request": {"method": method, "params": params}}
+        text = redact(f"{REPLAY_MISS} for {key[:300]}{where}")
+        data: dict[str, Any] = {"request": {"method": method}}
         if close is not None:
-            text += f"; the nearest recorded request is #{close.index}: {close.describe()}"
+            text += redact(f"; the nearest recorded request is #{close.index}: {close.describe()}")
             data["nearest"] = {"index": close.index, "method": close.method, "params": close.params}
         return _error(request_id, INVALID_PARAMS if known else METHOD_NOT_FOUND, text, data)
 
@@ -220,6 +240,20 @@ class Cassette:
                 found["instructions"] = server["instructions"]
             return found
         return None
+
+
+def _fits(recorded: Exchange, params: dict[str, Any]) -> bool:
+    return _same(strip_params(recorded.params), strip_params(params))
+
+
+def _same(recorded: Any, value: Any) -> bool:
+    if recorded == REDACTED:
+        return True
+    if isinstance(recorded, dict) and isinstance(value, dict):
+        return recorded.keys() == value.keys() and all(_same(recorded[k], value[k]) for k in recorded)
+    if isinstance(recorded, list) and isinstance(value, list):
+        return len(recorded) == len(value) and all(_same(a, b) for a, b in zip(recorded, value, strict=True))
+    return bool(recorded == value)
 
 
 def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

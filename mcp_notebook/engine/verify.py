@@ -10,7 +10,8 @@ compares each answer with the recorded one. The rules for what changes from run 
 * lists of objects that all have a ``name`` (tools, prompts) or a ``uri`` (resources) are compared by that
   name, so a tool schema that changed is reported as ``tools[add].inputSchema...``;
 * a task's ``tasks/get`` polls are timing: only the last recorded poll of each task is compared, after
-  polling the live task until it ends (bounded by ``timeout``); ``tasks/list`` is not compared;
+  polling the live task until it reaches the recorded status or ends (bounded by ``timeout``);
+  ``tasks/list`` is not compared;
 * the handshake (``initialize``, ``server/discover``), ``ping`` and ``subscriptions/listen`` are not
   re-sent (the client makes its own); a request recorded without an answer is sent but not compared;
 * a server request recorded during an exchange (elicitation, sampling) is answered with the client's
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol.errors import JSONRPCError
+from ..protocol.modern import META_CLIENT_CAPABILITIES
 from .cassette import (
     HANDSHAKE,
     IGNORED_IN_RESULTS,
@@ -206,15 +208,15 @@ async def verify(
     report = VerifyReport(name, target_name or _describe(target))
     recorded = exchanges(file.messages)
     answers = _Answers(recorded)
-    client = Client(
-        target,
-        era=file.era,
-        timeout=timeout,
-        listen=False,
-        elicitation_handler=answers.elicitation,
-        sampling_handler=answers.sampling,
-        **client_options,
-    )
+    declared = _client_capabilities(recorded)  # what the recording client declared, so the server
+    handlers: dict[str, Any] = {}  # offers the same (server-everything lists tools by capability)
+    if "elicitation" in declared:
+        handlers["elicitation_handler"] = answers.elicitation
+    if "sampling" in declared:
+        handlers["sampling_handler"] = answers.sampling
+    if "roots" in declared:
+        handlers["roots"] = answers.roots
+    client = Client(target, era=file.era, timeout=timeout, listen=False, **{**handlers, **client_options})
     async with client:
         recording = None
         if update:
@@ -241,7 +243,7 @@ async def _run(client: Client, recorded: list[Exchange], report: VerifyReport, t
         if method == "tasks/get" and last_poll.get(str(exchange.params.get("taskId"))) is not exchange:
             continue
         if method == "tasks/get":
-            live = await _poll(client, params, timeout)
+            live = await _poll(client, params, _recorded_status(exchange), timeout)
         else:
             live = await _send(client, method, params, timeout)
         if exchange.response is None or method == "tasks/list":
@@ -262,17 +264,24 @@ async def _send(client: Client, method: str, params: dict[str, Any], timeout: fl
     return {"result": result}
 
 
-async def _poll(client: Client, params: dict[str, Any], timeout: float) -> Any:
-    """``tasks/get`` until the live task ends (or ``timeout``): the final poll is what is compared."""
+async def _poll(client: Client, params: dict[str, Any], status_then: str | None, timeout: float) -> Any:
+    """``tasks/get`` until the live task reaches the recorded status or ends (or ``timeout``): that poll
+    is what is compared."""
     deadline = time.monotonic() + timeout
     while True:
         live = await _send(client, "tasks/get", params, timeout)
         result = live.get("result") if isinstance(live, dict) else None
         status = result.get("status") if isinstance(result, dict) else None
-        if status in TERMINAL or status is None or time.monotonic() >= deadline:
+        if status in TERMINAL or status in (None, status_then) or time.monotonic() >= deadline:
             return live
         interval = result.get("pollInterval") if isinstance(result, dict) else None
         await asyncio.sleep(min(max(float(interval or 100) / 1000, 0.01), 1.0))  # the server's own cadence
+
+
+def _recorded_status(exchange: Exchange) -> str | None:
+    result = exchange.response.get("result") if exchange.response else None
+    status = result.get("status") if isinstance(result, dict) else None
+    return status if isinstance(status, str) else None
 
 
 def _last_polls(recorded: list[Exchange]) -> dict[str, Exchange]:
@@ -317,11 +326,29 @@ class _Answers:
             return choices[0][1]
         raise JSONRPCError(-32603, f"the cassette has no recorded answer to {method}")
 
+    async def roots(self) -> list[Any]:
+        if "roots/list" not in self._by_method:
+            return []
+        roots = self._answer("roots/list", {}).get("roots")
+        return roots if isinstance(roots, list) else []
+
     async def elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
         return self._answer("elicitation/create", params)
 
     async def sampling(self, params: dict[str, Any]) -> dict[str, Any]:
         return self._answer("sampling/createMessage", params)
+
+
+def _client_capabilities(recorded: list[Exchange]) -> dict[str, Any]:
+    for exchange in recorded:
+        if exchange.method == "initialize":
+            capabilities = exchange.params.get("capabilities")
+            return capabilities if isinstance(capabilities, dict) else {}
+        meta = exchange.params.get("_meta")
+        if isinstance(meta, dict) and isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
+            found: dict[str, Any] = meta[META_CLIENT_CAPABILITIES]
+            return found
+    return {}
 
 
 def _describe(target: Any) -> str:

@@ -206,11 +206,10 @@ def test_app_tool_calls_go_through_approval_and_the_audit_log(
     )
     handle = view.calls[-1]
     assert handle.state == "awaiting-approval"  # asked, not run
-    assert (
-        "Approve"
-        in str(view.activity.outputs[-1]["data"].get("application/vnd.jupyter.widget-view+json", ""))
-        or True
-    )
+    shown = view.activity.outputs[-1]["data"]["application/vnd.jupyter.widget-view+json"]
+    box, card = handle._widgets["box"], handle._widgets["approval"]  # the call's live view, its approval card
+    assert shown["model_id"] == box.model_id and card.widget in box.children
+    assert card.approve.description == "Approve"
     handle.approve()
     answer = front.answer(7)
     assert answer["result"]["content"][0]["text"] == "bumped"

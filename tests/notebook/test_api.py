@@ -504,7 +504,9 @@ def test_servers_trace_disconnect_and_reconnect(shell: Any) -> None:
     assert rows[1]["server"].startswith("remote-demo")
     trace = mcp.trace("remote", last=2)
     assert len(trace.entries) == 2
-    assert "tools/list" not in trace._repr_mimebundle_()["text/plain"] or True
+    full = mcp.trace("remote").entries
+    assert len(full) > 2 and trace.entries == full[-2:]  # the last two, not the handshake
+    assert "initialize" not in [entry["message"].get("method") for entry in trace.entries]
     assert [title for title, _ in mcp.trace().sections] == ["local", "remote"]
     mcp.disconnect("remote")
     assert mcp.connections() == ["local"]

@@ -194,12 +194,15 @@ def test_capturing_tool_output_leaks_no_shell_callbacks(
     assert nb.value(count) == before
 
 
-def test_stop_in_the_kernel_frees_the_port(nb: Kernel, served: dict[str, Any]) -> None:
+def test_stop_in_the_kernel_frees_the_port(nb: Kernel, served: dict[str, Any], runtime: Runtime) -> None:
     nb.run("h.stop()")
     port = urlsplit(served["url"]).port
     assert port is not None
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", port))
     assert "stopped" in nb.run("print(h.console.text())").stdout
-    restarted = nb.value("(lambda h2: [h2.url != h.url or True, h2.stopped])(mcp.serve(show=False))")
-    assert restarted == [True, False]
+    nb.run("h2 = mcp.serve(show=False)")
+    assert nb.value("[h2 is not h, h.stopped, h2.stopped]") == [True, True, False]
+    again: dict[str, Any] = nb.value("{'url': h2.url, 'headers': h2.headers}")
+    with connect(again["url"], headers=again["headers"], runtime=runtime) as client:  # the new one serves
+        assert client.call_tool("where", {})["structuredContent"]["thread"] == "MainThread"

@@ -25,10 +25,21 @@ from ._jsonable import is_pydantic_model_class, to_jsonable
 from .adapters import annotated_schema as adapter_annotated_schema
 from .adapters import schema as adapter_schema
 
-__all__ = ["SchemaBuilder", "UnsupportedType", "apply_metadata", "is_missing", "is_typeddict", "json_default"]
+__all__ = [
+    "INT_KEY",
+    "SchemaBuilder",
+    "UnsupportedType",
+    "apply_metadata",
+    "is_missing",
+    "is_namedtuple",
+    "is_typeddict",
+    "json_default",
+]
 
 Schema = dict[str, Any]
 _MISSING = object()
+#: ``propertyNames`` of a ``dict[int, X]``: JSON keys are strings, an int key is its decimal digits
+INT_KEY = r"^-?\d+$"
 
 
 class UnsupportedType(TypeError):
@@ -122,7 +133,8 @@ _SIMPLE: dict[object, Schema] = {
     dt.date: {"type": "string", "format": "date"},
     dt.time: {"type": "string", "format": "time"},
     dt.timedelta: {"type": "string", "format": "duration"},
-    Decimal: {"type": "number"},
+    # a number, or a numeric string ("1.10": a Decimal keeps the digits a float would lose)
+    Decimal: {"type": ["number", "string"], "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$"},
     uuid.UUID: {"type": "string", "format": "uuid"},
     dict: {"type": "object"},
     list: {"type": "array"},
@@ -214,9 +226,12 @@ class SchemaBuilder:
         if not args:
             return {"type": "object"}
         key, value = args
-        if key is not str:  # JSON object keys are always strings
+        schema: Schema = {"type": "object", "additionalProperties": self.schema(value)}
+        if key is int:  # JSON object keys are strings: an int key travels as its decimal digits
+            schema["propertyNames"] = {"pattern": INT_KEY}
+        elif not (isinstance(key, type) and issubclass(key, str)):
             raise UnsupportedType(tp)
-        return {"type": "object", "additionalProperties": self.schema(value)}
+        return schema
 
     def _required_marker(self, tp: object) -> Schema:
         (inner,) = typing.get_args(tp)
@@ -226,6 +241,22 @@ class SchemaBuilder:
     def _enum(self, tp: type[enum.Enum]) -> Schema:
         values = [to_jsonable(member.value) for member in tp]
         return _with_uniform_type({"title": tp.__name__, "enum": values}, values)
+
+    def _namedtuple(self, tp: type[Any]) -> Schema:
+        return self._named(tp, self._namedtuple_body)
+
+    def _namedtuple_body(self, tp: type[Any]) -> Schema:
+        """An array, as a tuple travels (and as pydantic writes it); each position titled with its field."""
+        hints = typing.get_type_hints(tp, include_extras=True)
+        prefix = [{**self.schema(hints.get(name, Any)), "title": name} for name in tp._fields]
+        defaults: dict[str, Any] = getattr(tp, "_field_defaults", {})
+        schema: Schema = {"type": "array", "title": tp.__name__, "prefixItems": prefix, "items": False}
+        schema["minItems"] = len(prefix) - len(defaults)
+        schema["maxItems"] = len(prefix)
+        doc = _class_doc(tp)
+        if doc:
+            schema["description"] = doc
+        return schema
 
     def _path(self, tp: object) -> Schema:
         return {"type": "string", "format": "path"}
@@ -396,6 +427,10 @@ def required_markers() -> set[object]:
     }
 
 
+def is_namedtuple(tp: object) -> bool:
+    return isinstance(tp, type) and issubclass(tp, tuple) and isinstance(getattr(tp, "_fields", None), tuple)
+
+
 def is_typeddict(tp: object) -> bool:
     # duck-typed so typing_extensions.TypedDict (what 3.10 users need for Required) counts too
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__total__")
@@ -404,6 +439,7 @@ def is_typeddict(tp: object) -> bool:
 _CLASS_HANDLERS: tuple[tuple[Callable[[object], bool], Callable[[SchemaBuilder, Any], Schema]], ...] = (
     (_is_class(enum.Enum), SchemaBuilder._enum),
     (_is_class(PurePath), SchemaBuilder._path),
+    (lambda tp: is_namedtuple(tp), SchemaBuilder._namedtuple),
     (is_typeddict, SchemaBuilder._typeddict),
     (lambda tp: isinstance(tp, type) and dataclasses.is_dataclass(tp), SchemaBuilder._dataclass),
     (is_pydantic_model_class, SchemaBuilder._pydantic),

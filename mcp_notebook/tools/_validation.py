@@ -213,13 +213,16 @@ def _skeleton(schema: Any) -> Any:
 # ---- formats --------------------------------------------------------------------------------
 
 _DATE_TIME = re.compile(
-    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|[+-](\d\d):(\d\d))\Z"
+    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|[+-](\d\d):(\d\d))?\Z"
 )
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
 
 
 def _is_date_time(value: object) -> bool:
-    """RFC 3339 date-time; jsonschema checks it only when an optional extra package is installed."""
+    """RFC 3339 date-time with the offset optional (ISO 8601's local date-time): a naive ``datetime`` or
+    ``pd.Timestamp`` travels without one (README "Types across the boundary"), as pydantic-based servers
+    send theirs, and must validate on both sides. Replaces jsonschema's check (strict, and only active when
+    an optional extra package is installed)."""
     if not isinstance(value, str):
         return True
     match = _DATE_TIME.match(value)
@@ -260,8 +263,7 @@ def _format_checker(cls: type[Validator]) -> FormatChecker:
     if checker is None:
         checker = FormatChecker(())  # its own table (a copy of the dialect's): adding changes no global
         checker.checkers = dict(cls.FORMAT_CHECKER.checkers)
-        if "date-time" not in checker.checkers:
-            checker.checks("date-time")(_is_date_time)
+        checker.checks("date-time")(_is_date_time)
         if "uri" not in checker.checkers:
             checker.checks("uri")(_is_uri)
         if cls is Draft202012Validator:

@@ -53,6 +53,10 @@ def sniff(data: bytes, table: tuple[tuple[Callable[[bytes], bool], str], ...]) -
     return next((mime for matches, mime in table if matches(data)), None)
 
 
+def _is_image_bytes(value: Any) -> bool:
+    return isinstance(value, (bytes, bytearray)) and sniff(bytes(value), _IMAGE_MAGIC) is not None
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
@@ -214,7 +218,9 @@ def _block(item: Any) -> Wire:
 _SINGLE_BLOCKS: tuple[tuple[Callable[[Any], bool], Callable[[Any], Wire]], ...] = (
     (lambda v: isinstance(v, _CONTENT_CLASSES), lambda v: v.to_wire()),
     (lambda v: isinstance(v, str), text_block),
-    (lambda v: isinstance(v, (bytes, bytearray)), lambda v: Image(bytes(v)).to_wire()),
+    # bytes are an image only when they look like one; other bytes are structured base64 (README "Types
+    # across the boundary")
+    (_is_image_bytes, lambda v: Image(bytes(v)).to_wire()),
 )
 
 
@@ -252,7 +258,9 @@ def _structured(value: Any, wrap: bool) -> Wire:
     text = table if table is not None else json.dumps(data, ensure_ascii=False)
     if table is not None or has_non_finite(text):
         data = finite(data)
-    return {"content": [text_block(text)], "structuredContent": data}
+    # bytes that sniff as an image are shown as one; the structured copy stays the base64 string
+    block = Image(bytes(value)).to_wire() if _is_image_bytes(value) else text_block(text)
+    return {"content": [block], "structuredContent": data}
 
 
 def to_call_result(value: Any, *, output_schema: dict[str, Any] | None, wrapped: bool) -> dict[str, Any]:

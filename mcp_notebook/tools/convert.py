@@ -17,12 +17,12 @@ import typing
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import PurePath
 from typing import Any
 
 from ._jsonable import is_pydantic_model_class
-from ._typeschema import is_typeddict, required_markers
+from ._typeschema import is_namedtuple, is_typeddict, required_markers
 from .adapters import NOT_MINE
 from .adapters import from_json as adapter_from_json
 
@@ -104,10 +104,31 @@ def _tuple(tp: Any, value: Any) -> tuple[Any, ...]:
     return tuple(items)
 
 
-def _dict(tp: Any, value: Any) -> dict[str, Any]:
+def _dict(tp: Any, value: Any) -> dict[Any, Any]:
     args = typing.get_args(tp)
-    item = args[1] if args else Any
-    return {k: from_json(item, v) for k, v in _expect(value, dict, "an object").items()}
+    key, item = args if args else (str, Any)
+    make_key = int if key is int else (lambda k: k)  # dict[int, X]: the keys travel as decimal strings
+    return {make_key(k): from_json(item, v) for k, v in _expect(value, dict, "an object").items()}
+
+
+def _namedtuple(tp: Any, value: Any) -> Any:
+    hints = typing.get_type_hints(tp, include_extras=True)
+    items = _expect(value, list, "an array")
+    if len(items) > len(tp._fields):
+        raise ValueError(f"{tp.__name__} has {len(tp._fields)} fields, got {len(items)} values")
+    return tp(*(from_json(hints.get(name, Any), v) for name, v in zip(tp._fields, items, strict=False)))
+
+
+def _decimal(tp: Any, value: Any) -> Decimal:
+    """From a number (as written: 1.1 is Decimal("1.1"), not the float's binary expansion) or a numeric
+    string ("1.10" keeps its digits); NaN and infinities are not numbers JSON can send."""
+    try:
+        number = Decimal(str(_expect(value, (int, float, str), "a number or a numeric string")))
+    except InvalidOperation:
+        raise ValueError(f"{value!r} is not a number") from None
+    if not number.is_finite():
+        raise ValueError(f"{value!r} is not a finite number")
+    return number
 
 
 _ORIGIN_CONVERTERS: dict[Any, Converter] = {
@@ -197,12 +218,13 @@ _CLASS_CONVERTERS: tuple[tuple[Callable[[Any], bool], Converter], ...] = (
     (_is_class(dt.date), lambda tp, value: tp.fromisoformat(_expect(value, str, "a date string"))),
     (_is_class(dt.time), _time),
     (_is_exactly(dt.timedelta), _timedelta),
-    (_is_exactly(Decimal), lambda tp, value: Decimal(str(_expect(value, (int, float), "a number")))),
+    (_is_exactly(Decimal), _decimal),
     (_is_class(uuid.UUID), lambda tp, value: tp(_expect(value, str, "a UUID string"))),
     (_is_class(PurePath), lambda tp, value: tp(_expect(value, str, "a path string"))),
     (_is_exactly(bytes), lambda tp, value: base64.b64decode(_expect(value, str, "a base64 string"))),
     (_is_class(str), lambda tp, value: tp(_expect(value, str, "a string"))),
     (is_typeddict, _typeddict),
+    (is_namedtuple, _namedtuple),
     (lambda tp: isinstance(tp, type) and dataclasses.is_dataclass(tp), _dataclass),
     (is_pydantic_model_class, lambda tp, value: tp.model_validate(value)),
     (lambda tp: hasattr(tp, "__supertype__"), lambda tp, value: from_json(tp.__supertype__, value)),

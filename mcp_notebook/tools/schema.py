@@ -142,7 +142,8 @@ def _content_classes() -> tuple[object, ...]:
     return (Image, Audio, ResourceLink, EmbeddedResource, ToolResult)
 
 
-_UNSTRUCTURED = (str, bytes, Any, None, type(None))
+# bytes are not here: a bytes result is base64 under ``contentEncoding`` (an image block too when it is one)
+_UNSTRUCTURED = (str, Any, None, type(None))
 
 
 def output_schema_for(fn: Callable[..., Any]) -> tuple[dict[str, Any] | None, bool]:

@@ -297,7 +297,7 @@ def test_unsupported_annotation_names_parameter_and_type() -> None:
     with pytest.raises(TypeError, match=r"parameter 'thing'.*Opaque"):
         input_schema_for(fn)
 
-    def keyed(m: dict[int, str]) -> None: ...
+    def keyed(m: dict[float, str]) -> None: ...  # dict[int, X] is supported: its keys are digit strings
 
     with pytest.raises(TypeError, match="parameter 'm'"):
         input_schema_for(keyed)
@@ -319,9 +319,16 @@ def returning(annotation: Any) -> Any:
     return fn
 
 
-@pytest.mark.parametrize("annotation", [str, bytes, None, Any, Image, ToolResult, list[Image]])
+@pytest.mark.parametrize("annotation", [str, None, Any, Image, ToolResult, list[Image]])
 def test_content_returns_have_no_output_schema(annotation: Any) -> None:
     assert output_schema_for(returning(annotation)) == (None, False)
+
+
+def test_bytes_return_is_base64_under_content_encoding() -> None:
+    # issue 20: a bytes result was an image block, and failed for bytes that are no image
+    result = {"type": "string", "contentEncoding": "base64"}
+    expected = {"type": "object", "properties": {"result": result}, "required": ["result"]}
+    assert output_schema_for(returning(bytes)) == (expected, True)
 
 
 def test_no_return_annotation() -> None:

@@ -72,7 +72,7 @@ async def test_the_official_sdk_client_round_trips_every_annotation(mode: str) -
 
 
 async def test_a_form_shows_every_annotation_and_what_it_sends_is_accepted() -> None:
-    from mcp_notebook.notebook.form import SchemaForm
+    from mcp_notebook.notebook.forms.form import SchemaForm
 
     async with Client(make_server(), era="legacy", timeout=30) as client:
         tools = {tool["name"]: tool for tool in await client.list_tools()}

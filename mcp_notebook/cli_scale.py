@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from .engine.server import Server
-from .engine.task_store import SQLiteTaskStore
+from .engine.task_store import open_task_store
 
 __all__ = ["REUSE_PORT_ENV", "STATE_KEY_ENV", "add_scale_arguments", "configure", "run_workers"]
 
@@ -44,8 +44,11 @@ def _workers(text: str) -> int:
 def add_scale_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--task-store",
-        metavar="FILE",
-        help="keep tasks in this SQLite file: they survive a restart, workers share them (default: memory)",
+        metavar="FILE|URL",
+        help=(
+            "keep tasks in this SQLite file (workers on this machine share it) or in Redis, "
+            "redis://HOST:PORT/DB (workers on any machine share it; the redis extra); default: memory"
+        ),
     )
     serve.add_argument(
         "--state-key",
@@ -75,7 +78,10 @@ def configure(server: Server, args: argparse.Namespace) -> None:
     if secret:
         server.state_sealer = StateSealer(state_key(secret))
     if args.task_store:
-        server.tasks.store = SQLiteTaskStore(args.task_store)
+        try:
+            server.tasks.store = open_task_store(args.task_store)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def check_workers(args: argparse.Namespace) -> str | None:
@@ -87,7 +93,7 @@ def check_workers(args: argparse.Namespace) -> str | None:
     if args.http[1] == 0:
         return "--workers needs a fixed port (workers share it), not 0"
     if not args.task_store:
-        return "--workers needs --task-store FILE: every worker must see every task"
+        return "--workers needs --task-store FILE or URL: every worker must see every task"
     return None
 
 

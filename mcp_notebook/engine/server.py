@@ -33,6 +33,7 @@ from ..tools.tool import Tool, make_tool
 from ..transports.base import Peer, Transport
 from .approval import Approver
 from .server_session import ElicitationFallback, PrincipalOf, RunAsync, RunSync, ServerSession
+from .task_store import TaskStore, open_task_store
 from .tasks import TaskManager
 
 __all__ = ["Server"]
@@ -74,6 +75,7 @@ class Server:
         approve: Approver | None = None,
         state_key: str | bytes | None = None,
         mask_errors: bool = False,
+        task_store: TaskStore | str | None = None,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         extra = {"title": title, "description": description, "websiteUrl": website_url, "icons": icons}
@@ -107,8 +109,11 @@ class Server:
         # Seals MRTR requestState. A fresh key per process unless ``state_key`` is given: workers behind one
         # load balancer share it, and a restart with it keeps live states valid (DESIGN decision 18).
         self.state_sealer = StateSealer(_state_key(state_key) if state_key else secrets.token_bytes(32))
-        # Tasks (both eras): in memory unless a store is set (``server.tasks.store = SQLiteTaskStore(...)``).
-        self.tasks = TaskManager()
+        # Tasks (both eras): in memory unless a store is given: a TaskStore, a SQLite file's path or a
+        # ``redis://HOST:PORT/DB`` URL (engine/task_store.py's open_task_store; DESIGN decisions 18, 21).
+        store = open_task_store(task_store) if isinstance(task_store, str) else task_store
+        self.tasks = TaskManager(store)
+        self.tasks.server = self
         self.tasks_enabled = True
         # (session, request) -> the principal a task is bound to; None: no authorization context.
         self.principal_of: PrincipalOf | None = None

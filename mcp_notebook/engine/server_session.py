@@ -395,6 +395,8 @@ async def _listen(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     """
     honoured = modern.listen_filter(r.params, s.server.modern_capabilities())
     honoured.update(task_engine.listen_task_ids(s, r))
+    if "taskIds" in honoured:
+        await s.server.tasks.following()  # a shared store: other workers' task changes reach this stream
     meta = {modern.META_SUBSCRIPTION_ID: r.id}
     await r.notify("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
     s.listens[r.id] = honoured

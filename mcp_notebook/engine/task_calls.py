@@ -273,7 +273,7 @@ async def _list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     manager = s.server.tasks
     manager.store.purge_expired()
     owner = s.principal(r)
-    records = [rec for rec in manager.store.list(owner) if not rec.expired()]
+    records = [manager.check_lease(rec) for rec in manager.store.list(owner) if not rec.expired()]
     items = [wire.legacy_task(rec) for rec in records]
     page, next_cursor = page_of(items, "taskId", r.params, s.server.page_size)
     result: dict[str, Any] = {"tasks": page}

@@ -163,7 +163,12 @@ def _dump(record: TaskRecord) -> str:
 
 
 def open_task_store(spec: str | None) -> TaskStore:
-    """``None``/``"memory"``: in memory; anything else: a SQLite file at that path."""
+    """``None``/``"memory"``: in memory; ``redis://HOST:PORT/DB`` (or ``rediss://``, ``unix://``): Redis
+    (``engine/task_store_redis.py``, the ``redis`` extra); anything else: a SQLite file at that path."""
     if spec is None or spec in ("", "memory", ":memory:"):
         return InMemoryTaskStore()
+    from .task_store_redis import RedisTaskStore, is_redis_url
+
+    if is_redis_url(spec):
+        return RedisTaskStore(spec)
     return SQLiteTaskStore(spec)

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +27,7 @@ from ..protocol import tasks as wire
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
 from ..protocol.tasks import TaskRecord
 from .task_store import InMemoryTaskStore, TaskStore
+from .task_store_redis import TaskEvent
 
 if TYPE_CHECKING:
     from ..protocol.jsonrpc import RequestId
@@ -96,15 +97,34 @@ class TaskManager:
         max_ttl_ms: int = 86_400_000,
         poll_interval_ms: int = 500,
         watch_interval: float = 0.2,
+        lease_seconds: float = 8.0,
     ) -> None:
-        self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self._store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.poll_interval_ms = poll_interval_ms
         self.watch_interval = watch_interval
+        # A running task's lease: renewed every quarter of it while this process runs the task; a task
+        # whose lease ran out (its worker was killed, its machine is gone) fails when next read.
+        self.lease_seconds = lease_seconds
+        # The server whose sessions hear status changes (set by Server; None: only the running task's).
+        self.server: _TaskServer | None = None
         self._running: dict[str, _Running] = {}
         self._jobs: set[asyncio.Task[None]] = set()
         self._changed: dict[str, asyncio.Event] = {}
+        self._follower: asyncio.Task[None] | None = None
+        self._following = asyncio.Event()
+
+    @property
+    def store(self) -> TaskStore:
+        return self._store
+
+    @store.setter
+    def store(self, store: TaskStore) -> None:
+        if self._follower is not None:
+            self._follower.cancel()
+            self._follower = None
+        self._store = store
 
     # ---- records -----------------------------------------------------------------------------------------
     def create(self, *, modern: bool, tool: str, ttl_ms: int | None, owner: str | None) -> TaskRecord:
@@ -117,6 +137,7 @@ class TaskManager:
             ttl_ms=int(ttl),
             poll_interval_ms=int(self.poll_interval_ms),
             owner=owner,
+            lease_expires=time.time() + self.lease_seconds,
         )
         self.store.create(record)  # durable before the CreateTaskResult goes out (SEP-2663)
         return record
@@ -126,7 +147,35 @@ class TaskManager:
         record = self.store.get(task_id)
         if record is None or record.expired() or (record.owner is not None and record.owner != owner):
             raise JSONRPCError(INVALID_PARAMS, f"Unknown task: {task_id}")
-        return record
+        return self.check_lease(record)
+
+    def check_lease(self, record: TaskRecord) -> TaskRecord:
+        """The record, failed first if its worker's lease ran out (the worker died without a word)."""
+        now = time.time()
+        if not _lapsed(record, now) or record.task_id in self._running:
+            return record
+
+        def fail(current: TaskRecord) -> None:
+            if not _lapsed(current, now):
+                return  # renewed meanwhile
+            deadline = time.strftime("%H:%M:%S", time.gmtime(current.lease_expires or now))
+            wire.check_transition(current.status, "failed")
+            current.status = "failed"
+            current.error = {
+                "code": INTERNAL_ERROR,
+                "message": f"the worker running the task stopped (its lease ran out at {deadline} UTC)",
+            }
+            current.input_requests = {}
+            current.lease_expires = None
+            current.updated_at = now
+
+        failed = self.store.update(record.task_id, fail)
+        if failed is None:
+            return record
+        if failed.status == "failed" and record.status != "failed":
+            self._poke(record.task_id)
+            self._announce(failed)
+        return failed
 
     def change(self, task_id: str, status: str | None = None, **fields: Any) -> TaskRecord | None:
         """Move a task along (never out of a terminal state) and wake whoever waits on it."""
@@ -182,6 +231,7 @@ class TaskManager:
 
     async def wait_terminal(self, task_id: str, owner: str | None) -> TaskRecord:
         """Until the task is terminal (legacy ``tasks/result``); re-reads the store every poll interval."""
+        self.follow()
         while True:
             record = self.find(task_id, owner)
             if record.terminal:
@@ -212,6 +262,7 @@ class TaskManager:
     def register(self, record: TaskRecord, session: ServerSession) -> _Running:
         running = _Running(record.task_id, record.era == "modern", session)
         self._running[record.task_id] = running
+        self.follow()
         return running
 
     def run(
@@ -252,16 +303,28 @@ class TaskManager:
         task.add_done_callback(self._jobs.discard)
 
     async def _watch(self, running: _Running) -> None:
-        """Notice what other processes did to a running task: a cancel, or input answers."""
+        """Notice what other processes did to a running task (a cancel, input answers); renew its lease."""
+        renewed = 0.0
         while True:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(running.wake.wait(), timeout=self.watch_interval)
+                await asyncio.wait_for(
+                    running.wake.wait(), timeout=min(self.watch_interval, self.lease_seconds / 4)
+                )
             running.wake.clear()
-            record = self.store.get(running.record_id)
-            if record is None or record.status == "cancelled" or record.cancel_requested:
-                self._stop(running)
+            now = time.time()
+            if now - renewed >= self.lease_seconds / 4:
+                record = self.store.update(running.record_id, self._renew)
+                renewed = now
+            else:
+                record = self.store.get(running.record_id)
+            if record is None or record.terminal or record.cancel_requested:
+                self._stop(running)  # cancelled, or failed by another worker that took this one for dead
                 return
             self._collect(running, record)
+
+    def _renew(self, record: TaskRecord) -> None:
+        if not record.terminal:
+            record.lease_expires = time.time() + self.lease_seconds
 
     def _collect(self, running: _Running, record: TaskRecord) -> None:
         for key, future in list(running.waiting.items()):
@@ -332,6 +395,8 @@ class TaskManager:
             return
         detailed = wire.detailed_task(record)
         sessions = {running.session} if running is not None else set()
+        if self.server is not None:
+            sessions |= set(self.server.sessions)
         for session in sessions | set(_all_sessions(running)):
             for listen_id, honoured in list(session.listens.items()):
                 if record.task_id in honoured.get("taskIds", ()):
@@ -342,9 +407,49 @@ class TaskManager:
                                 session._spawn_notify, "notifications/tasks", tagged, listen_id
                             )
 
+    # ---- other processes' changes (a store with events: Redis) ------------------------------------------
+    def follow(self) -> None:
+        """Start hearing other workers' changes on this loop, once (a store without events: nothing)."""
+        events = getattr(self._store, "events", None)
+        if events is None or (self._follower is not None and not self._follower.done()):
+            return
+        self._following = asyncio.Event()
+        self._follower = asyncio.get_running_loop().create_task(self._follow(events), name="task events")
+
+    async def following(self, timeout: float = 5.0) -> None:
+        """Until other workers' changes are heard (at most ``timeout``: without them, polls still work)."""
+        self.follow()
+        if self._follower is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._following.wait(), timeout)
+
+    async def _follow(self, events: Callable[..., AsyncIterator[TaskEvent]]) -> None:
+        delay = 0.1
+        while True:
+            try:
+                async for event in events(ready=self._following.set):
+                    delay = 0.1
+                    self._heard(event)
+            except Exception as exc:  # the connection dropped: polls carry on meanwhile
+                log.warning("task events: %s: %s; again in %.1f s", type(exc).__name__, exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    def _heard(self, event: TaskEvent) -> None:
+        """Another worker changed a task: wake whoever waits on it here (a running task's watcher sees a
+        cancel at once); a new status goes to this worker's listen streams."""
+        self._poke(event.task_id)
+        if event.status != event.was:
+            record = self.store.get(event.task_id)
+            if record is not None:
+                self._announce(record)
+
     async def aclose(self) -> None:
         """Stop the tasks this process runs: each ends ``failed`` ("the server stopped the task") in the
         store, so a client (or another worker) does not wait on it forever."""
+        if self._follower is not None:
+            self._follower.cancel()
+            self._follower = None
         jobs = list(self._jobs)
         for job in jobs:
             job.cancel()
@@ -352,6 +457,10 @@ class TaskManager:
             running.cancel_event.set()  # a tool in a worker thread stops at its next check
         if jobs:
             await asyncio.wait(jobs, timeout=5)
+
+
+def _lapsed(record: TaskRecord, now: float) -> bool:
+    return not record.terminal and record.lease_expires is not None and record.lease_expires < now
 
 
 def _all_sessions(running: _Running | None) -> set[ServerSession]:

@@ -95,6 +95,9 @@ class TaskRecord:
     input_requests: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # outstanding
     input_responses: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # delivered
     cancel_requested: bool = False
+    # the running worker's lease (epoch seconds): renewed while it runs the task; past it, the worker is
+    # taken for dead and the task fails (engine/tasks.py). None: no worker holds it (not started, or over)
+    lease_expires: float | None = None
 
     def __post_init__(self) -> None:
         if not self.updated_at:

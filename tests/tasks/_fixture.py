@@ -9,7 +9,9 @@ from mcp_notebook import Context, Server
 
 server = Server("tasks-fixture")
 server.tasks.poll_interval_ms = 50
-server.tasks.watch_interval = 0.05
+# tests/scale sets these: a long watch interval shows a cancel crossing workers by Redis pub/sub, not polls
+server.tasks.watch_interval = float(os.environ.get("FIXTURE_WATCH_INTERVAL", "0.05"))
+server.tasks.lease_seconds = float(os.environ.get("FIXTURE_LEASE_SECONDS", "8"))
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
@@ -27,6 +29,16 @@ async def slow(seconds: float, ctx: Context) -> str:
         ctx.check_cancelled()
         await asyncio.sleep(0.02)
     return f"slept {seconds} in {os.getpid()}"
+
+
+@server.tool(task="optional")
+async def until_cancelled(mark: str, ctx: Context) -> str:
+    """Run until cancelled, then write which process stopped to the file ``mark``."""
+    while not ctx.cancelled:
+        await asyncio.sleep(0.02)
+    with open(mark, "w") as out:
+        out.write(f"stopped in {os.getpid()}")
+    return "stopped"
 
 
 @server.tool(task="optional")

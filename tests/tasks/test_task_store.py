@@ -1,26 +1,45 @@
-"""The task store contract, for the in-memory store and the SQLite one (two handles on one file stand for
-two worker processes)."""
+"""The task store contract, for the in-memory store, the SQLite one (two handles on one file stand for
+two worker processes) and the Redis one (a private redis-server, tests/scale/_services.py)."""
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcp_notebook.engine.task_store import InMemoryTaskStore, SQLiteTaskStore, TaskStore, open_task_store
 from mcp_notebook.protocol.tasks import TaskRecord, check_transition
+from tests.scale._services import redis_server
+
+T0 = float(int(time.time()))  # records are made "now": Redis expires a key whose ttl is over at once
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TaskStore]:
     if request.param == "memory":
-        return InMemoryTaskStore()
-    return SQLiteTaskStore(tmp_path / "tasks.db")
+        yield InMemoryTaskStore()
+    elif request.param == "sqlite":
+        yield SQLiteTaskStore(tmp_path / "tasks.db")
+    else:
+        from mcp_notebook.engine.task_store_redis import RedisTaskStore
+
+        url = request.getfixturevalue("redis_url")
+        redis = RedisTaskStore(url, prefix=f"test-{request.node.name}:")
+        yield redis
+        redis.close()
 
 
 def record(
-    task_id: str, owner: str | None = None, created: float = 1000.0, ttl: int | None = 60_000
+    task_id: str, owner: str | None = None, created: float = T0, ttl: int | None = 60_000
 ) -> TaskRecord:
     return TaskRecord(task_id, "legacy", "tool", created_at=created, ttl_ms=ttl, owner=owner)
 
@@ -45,13 +64,13 @@ def test_create_get_update(store: TaskStore) -> None:
 
 
 def test_list_by_owner_and_purge(store: TaskStore) -> None:
-    store.create(record("a", owner="alice", created=1000.0))
-    store.create(record("b", owner="bob", created=1001.0))
-    store.create(record("forever", created=1002.0, ttl=None))
+    store.create(record("a", owner="alice", created=T0))
+    store.create(record("b", owner="bob", created=T0 + 1))
+    store.create(record("forever", created=T0 + 2, ttl=None))
     assert [r.task_id for r in store.list()] == ["a", "b", "forever"]
     assert [r.task_id for r in store.list("alice")] == ["a"]
-    assert store.purge_expired(now=1000.0 + 30) == 0
-    assert store.purge_expired(now=1000.0 + 61) == 1  # "a" expired; "b" expires at 1061.0 exactly
+    assert store.purge_expired(now=T0 + 30) == 0
+    assert store.purge_expired(now=T0 + 61) == 1  # "a" expired; "b" expires at T0 + 61 exactly
     assert store.get("a") is None and store.get("b") is not None and store.get("forever") is not None
 
 

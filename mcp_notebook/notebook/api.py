@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .apps import app_only, client_extension
@@ -33,6 +34,7 @@ from .calls.handle import CallHandle, Surface
 from .calls.policy import LOCAL, AuditEntry, AuditLog, Decision, Policy, check_verdict
 from .calls.tasks import TaskBook
 from .config import MCPNotebook
+from .recording import NotebookRecording, Recordings
 from .rendering.views import ToolsView
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ class NotebookMCP(Browsing):
         self._connections = Connections(self._open, lambda: self.server)
         self._auth = Authorizations(lambda: self.runtime)
         self._active: list[CallHandle] = []
+        self._recordings = Recordings()
         self.task_book = TaskBook()  # the tasks this notebook's calls started (%mcp tasks)
         self._lock = threading.RLock()
         self._surface = Surface(shell)
@@ -570,6 +573,16 @@ class NotebookMCP(Browsing):
         from .check import check
 
         return check(self, name, **contract)
+
+    def record(self, name: str | Path, server: str | None = None) -> NotebookRecording:
+        """Record ``server``'s messages (default: the notebook's own tools) into the cassette ``name``
+        (``.jsonl`` added when it has no suffix) until ``.stop()``; also ``with mcp.record(...):``. Replay
+        it with ``Client(Cassette(path))`` or ``mcp-notebook replay``; see :mod:`.recording`."""
+        return self._recordings.start(self._client(server or LOCAL), name, server)
+
+    def stop_recording(self, server: str | None = None) -> list[NotebookRecording]:
+        """Stop recording ``server`` (every recording when None)."""
+        return self._recordings.stop(server)
 
     # ---- what servers send: elicitation, sampling, logs ----------------------------------------------------
     def on_sampling(self, fn: Callable[[dict[str, Any]], Any] | None) -> Any:

@@ -154,6 +154,14 @@ class MCPMagics(Magics):
         p.add_argument("--last", type=int, default=50, help="how many messages (default 50; 0 = all)")
         p.add_argument("--diagram", action="store_true", help="as a sequence diagram (click an arrow: JSON)")
         p.add_argument("--live", action="store_true", help="keep the output current as messages arrive")
+        p = self._add(
+            "record",
+            "Record a connection's messages to a cassette: record NAME [SERVER] | record --stop [SERVER].",
+            self._record,
+        )
+        p.add_argument("name", nargs="?", help="the cassette (NAME.jsonl unless it has a suffix)")
+        p.add_argument("server", nargs="?", help="the connection (default: this notebook's tools)")
+        p.add_argument("--stop", action="store_true", help="stop recording (SERVER, or every recording)")
         p = self._add("log", "A live pane of a server's log messages and notifications.", self._log)
         p.add_argument("server")
         p.add_argument("--last", type=int, default=200, help="how many (default 200)")
@@ -371,6 +379,20 @@ class MCPMagics(Magics):
     def _trace(self, rest: str) -> Any:
         ns = self._parse("trace", rest)
         return self.api.trace(ns.server, last=ns.last or None, diagram=ns.diagram, live=ns.live)
+
+    def _record(self, rest: str) -> Any:
+        ns = self._parse("record", rest)
+        if ns.stop:
+            stopped = self.api.stop_recording(ns.server or ns.name)
+            if not stopped:
+                raise UsageError("%mcp record --stop: nothing is being recorded")
+            return stopped[0] if len(stopped) == 1 else stopped
+        if not ns.name:
+            raise UsageError("%mcp record NAME [SERVER]: name the cassette")
+        try:
+            return self.api.record(ns.name, ns.server)
+        except ValueError as exc:
+            raise UsageError(f"%mcp record: {exc}") from exc
 
     def _lint(self, rest: str) -> Any:
         ns = self._parse("lint", rest)

@@ -51,6 +51,7 @@ NOTEBOOK_RANKS: dict[str, int] = {
     "calls": 1,
     "serving": 2,
     "apps": 2,
+    "recording": 2,
     "api": 3,
     "browse": 3,
     "magics": 3,

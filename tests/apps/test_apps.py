@@ -304,3 +304,54 @@ def test_view_hears_of_a_cancelled_call(shell: Any, monkeypatch: pytest.MonkeyPa
     assert view.tool_input == {"n": 1} and view.tool_cancelled is None
     handle.cancel()
     assert view.tool_cancelled == "the call cancelled" and view.tool_result is None
+
+
+def _wait_for_document(view: AppView) -> None:
+    for _ in range(int(WAIT / 0.05)):  # the document is fetched on the runtime loop
+        if view.html or view.status.startswith(view.uri):
+            return
+        threading.Event().wait(0.05)
+    raise AssertionError(f"the app's document never came: {view.status!r}")
+
+
+def test_resource_ui_meta_falls_back_to_the_listing_entry(shell: Any) -> None:
+    """The Apps spec: a host reads ``_meta.ui`` from the content item, and from the resource's
+    ``resources/list`` entry when the item has none (failed before: the listing was never read, so an app
+    whose CSP sits on the listing got no network at all)."""
+    mcp = shell.user_ns["mcp"]
+    server = Server("listed")
+    listing_ui = {"csp": {"connectDomains": ["https://listed.example"]}, "prefersBorder": True}
+    server.add_resource("ui://listed/a.html", VIEW, mime_type=APP_MIME, meta={"ui": listing_ui})
+    server.add_resource(
+        "ui://listed/b.html",
+        {
+            "uri": "ui://listed/b.html",
+            "mimeType": APP_MIME,
+            "text": VIEW,
+            "_meta": {"ui": {"csp": {"connectDomains": ["https://item.example"]}}},
+        },
+        meta={"ui": listing_ui},
+    )
+
+    @server.tool(meta={"ui": {"resourceUri": "ui://listed/a.html"}})
+    def a() -> str:
+        """A."""
+        return "a"
+
+    @server.tool(meta={"ui": {"resourceUri": "ui://listed/b.html"}})
+    def b() -> str:
+        """B."""
+        return "b"
+
+    mcp.connect("listed", server)
+    item = mcp._client("listed").read_resource("ui://listed/a.html")["contents"][0]
+    assert "_meta" not in item  # the content item carries no _meta.ui
+    first = open_app(mcp, "listed", mcp.tool_def("listed.a"))
+    second = open_app(mcp, "listed", mcp.tool_def("listed.b"))
+    assert first is not None and second is not None
+    _wait_for_document(first)
+    _wait_for_document(second)
+    assert "connect-src https://listed.example;" in first.html and first.prefers_border
+    assert first.resource_ui == listing_ui
+    # the content item's own _meta.ui wins over the listing's
+    assert "connect-src https://item.example;" in second.html and not second.prefers_border

@@ -47,7 +47,7 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path)
 
     frame_element = notebook.output(3).locator("iframe.mcpnb-app-frame")
     expect(frame_element).to_have_attribute("sandbox", "allow-scripts allow-forms")  # no allow-same-origin
-    app = notebook.output(3).frame_locator("iframe.mcpnb-app-frame")
+    app = notebook.output(3).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
     expect(app.locator("#status")).to_have_text("connected to mcp-notebook", timeout=KERNEL_TIMEOUT_MS)
     expect(app.locator("#input")).to_have_text('input: {"label":"clicks"}')
     expect(app.locator("#result")).to_contain_text('structured {"label":"clicks","count":3}')
@@ -159,13 +159,13 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook, la
     notebook = open_notebook(cells)
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
-    app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame")
+    app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
     expect(app.locator("#out")).to_have_text("sum is 42", timeout=KERNEL_TIMEOUT_MS)
     expect(app.locator("body")).to_have_attribute("data-theme", "light")
     expect(app.locator("#probe")).to_have_text("parent blocked, cookie blocked, fetch blocked")
     expect(notebook.output(3)).to_contain_text("text/html;profile=mcp-app")
     # %mcp app: the same app, opened without a call; arguments still being written stream to it
-    opened = notebook.output(4).frame_locator("iframe.mcpnb-app-frame")
+    opened = notebook.output(4).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
     expect(opened.locator("#partial")).to_have_text('partial {"a":7}', timeout=KERNEL_TIMEOUT_MS)
     expect(opened.locator("#out")).to_have_text("waiting")  # no call, no result
 

@@ -6,6 +6,51 @@
 // either way is copied to the kernel, for the app's trace.
 
 const PROTOCOL = "2026-01-26";
+const RESERVED = "ui/notifications/sandbox-"; // proxy <-> host only: never relayed from the view
+
+// The proxy document (the outer frame's srcdoc, one per app). It makes the view's frame from the host's
+// sandbox-resource-ready, relays messages between the host (its parent) and the view (its child), and
+// stops relaying for good when the view's frame loads a second document (its own navigation), telling the
+// host. frame-src is checked against the embedder: the view's frame cannot navigate to an origin its
+// policy does not declare (and sandboxed, it may navigate nothing but itself).
+// The view's srcdoc document inherits this document's policy (the policy container of about:srcdoc), so the
+// proxy carries the app's own policy (from the kernel: _meta.ui.csp, deny by default): the view gets what
+// its server declared, and its frame may navigate only to a declared frameDomains origin.
+const proxyDocument = (policy) => `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="${policy.replace(/[^A-Za-z0-9 :;/.*'_-]/g, "")}"><style>html,body{margin:0;padding:0;height:100%;overflow:hidden;background:transparent}iframe{border:0;width:100%;height:100%;display:block;background:transparent}</style></head><body><script>
+(() => {
+  const RESERVED = ${JSON.stringify(RESERVED)};
+  let view = null, loads = 0, left = false;
+  const toHost = (m) => parent.postMessage(m, "*");
+  addEventListener("message", (event) => {
+    const m = event.data;
+    if (event.source === parent) {
+      if (m && m.method === RESERVED + "resource-ready") {
+        if (view) return;
+        const p = m.params || {};
+        view = document.createElement("iframe");
+        view.className = "mcpnb-app-view";
+        view.setAttribute("sandbox", String(p.sandbox || "allow-scripts"));
+        if (p.allow) view.setAttribute("allow", String(p.allow));
+        view.addEventListener("load", () => {
+          loads += 1;
+          if (loads > 1 && !left) {
+            left = true;
+            toHost({ jsonrpc: "2.0", method: RESERVED + "view-left", params: {} });
+          }
+        });
+        view.srcdoc = String(p.html || "");
+        document.body.append(view);
+      } else if (view && !left && view.contentWindow) {
+        view.contentWindow.postMessage(m, "*");
+      }
+    } else if (view && !left && event.source === view.contentWindow) {
+      if (m && typeof m.method === "string" && m.method.startsWith(RESERVED)) return;
+      toHost(m);
+    }
+  });
+  toHost({ jsonrpc: "2.0", method: RESERVED + "proxy-ready", params: {} });
+})();
+<\/script></body></html>`;
 const MIN_HEIGHT = 24;
 
 function theme() {
@@ -51,12 +96,15 @@ function render({ model, el }) {
   let nextId = 1;
   const pending = new Map();
 
-  // One iframe per document, its srcdoc set before it is inserted, so its first load is that document.
-  // The document is ours until it navigates: after a second load the frame may show any site, and "*"
-  // below would hand it the call's data, so the bridge closes for good.
+  // Two frames per document. The outer one is ours: a proxy document (proxyDocument) under the app's policy,
+  // so the view inside it cannot navigate to an undeclared origin (frame-src is the embedder's check, and a
+  // sandboxed frame may navigate only itself). The proxy relays the bridge both ways and
+  // closes it for good the moment the view's frame loads a second time (only about:blank can load there):
+  // nothing is relayed after that.
   let frame = null;
-  let loads = 0;
+  let proxyReady = false;
   let closed = false;
+  let pendingHtml = null;
   const makeFrame = (html) => {
     const next = document.createElement("iframe");
     next.className = "mcpnb-app-frame";
@@ -66,21 +114,27 @@ function render({ model, el }) {
     next.style.cssText = "width:100%;display:block;background:transparent;border:0";
     if (model.get("prefers_border")) next.style.border = "1px solid var(--jp-border-color1, #ccc)";
     next.style.height = `${model.get("height")}px`;
-    next.srcdoc = html;
-    next.addEventListener("load", () => {
-      if (next !== frame) return;
-      loads += 1;
-      if (loads > 1 && !closed) {
-        closed = true;
-        status.textContent = "The app left its page; the bridge to it is closed.";
-        status.style.display = "";
-      }
-    });
-    loads = 0;
+    next.srcdoc = proxyDocument(model.get("policy"));
+    proxyReady = false;
     closed = false;
+    pendingHtml = html;
     if (frame) frame.replaceWith(next);
     else root.append(next);
     frame = next;
+  };
+  const sendResource = () => {
+    if (!frame || !frame.contentWindow || pendingHtml === null) return;
+    const params = { html: pendingHtml, sandbox: model.get("sandbox") };
+    if (model.get("allow")) params.allow = model.get("allow");
+    pendingHtml = null;
+    frame.contentWindow.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params }, "*");
+  };
+  const closeBridge = (why) => {
+    if (closed) return;
+    closed = true;
+    status.textContent = why;
+    status.style.display = "";
+    model.send({ kind: "closed", reason: why });
   };
 
   const copy = (direction, message, handled) => model.send({ kind: direction, message, handled });
@@ -203,6 +257,13 @@ function render({ model, el }) {
     if (closed || !frame || event.source !== frame.contentWindow) return; // this output's own app, on its page
     const message = event.data;
     if (!message || typeof message !== "object" || message.jsonrpc !== "2.0") return;
+    if (message.method === "ui/notifications/sandbox-proxy-ready") {
+      proxyReady = true;
+      return sendResource();
+    }
+    if (message.method === "ui/notifications/sandbox-view-left") {
+      return closeBridge("The app left its page; the bridge to it is closed.");
+    }
     if (!("method" in message)) {
       copy("in", message, true);
       const waiter = pending.get(message.id);

@@ -30,7 +30,7 @@ from ..calls.policy import AuditEntry
 from ..rendering.base import esc, json_pre, note_html, pre_html, wrap
 from ..rendering.views import TraceView, filter_bundle
 from . import APP_MIME, ui_meta
-from .sandbox import SANDBOX, allow_attribute, prepare_document
+from .sandbox import SANDBOX, allow_attribute, csp_policy, prepare_document
 
 if TYPE_CHECKING:
     from ...engine.runtime import Runtime
@@ -81,6 +81,13 @@ HOST_CAPABILITIES: dict[str, Any] = {
 }
 
 
+def _first_item(contents: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    items = contents.get("contents")
+    if not isinstance(items, list):
+        return None
+    return next((c for c in items if isinstance(c, Mapping)), None)
+
+
 def _text_of(result: Mapping[str, Any] | None) -> str:
     content = (result or {}).get("content")
     blocks = content if isinstance(content, list) else []
@@ -97,6 +104,7 @@ class AppView(anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
     title = t.Unicode("MCP App").tag(sync=True)
     sandbox = t.Unicode(SANDBOX).tag(sync=True)
+    policy = t.Unicode(csp_policy(None)).tag(sync=True)  # the proxy frame's CSP: the view inherits it
     allow = t.Unicode("").tag(sync=True)
     prefers_border = t.Bool(False).tag(sync=True)
     height = t.Int(150).tag(sync=True)
@@ -121,6 +129,8 @@ class AppView(anywidget.AnyWidget):
         self.logs: list[dict[str, Any]] = []
         self.calls: list[CallHandle] = []  # tools/call from the app
         self.torn_down: bool | None = None
+        self.resource_ui: dict[str, Any] = {}  # the resource's _meta.ui, as used (content item, or listing)
+        self.closed: str | None = None  # why the front end closed the bridge (the view left its page)
         self.activity = w.Output()  # approvals and calls from the app, messages it sent
         self.box = w.VBox([self, self.activity])
         self._lock = threading.Lock()
@@ -128,14 +138,13 @@ class AppView(anywidget.AnyWidget):
         self.on_msg(self._on_front_end)
 
     # ---- the document ------------------------------------------------------------------------------------
-    def load(self, contents: Mapping[str, Any]) -> None:
-        """Show a ``resources/read`` result: the first ``ui://`` HTML content, under its CSP."""
-        items = contents.get("contents")
-        item = (
-            next((c for c in items or [] if isinstance(c, Mapping)), None)
-            if isinstance(items, list)
-            else None
-        )
+    def load(self, contents: Mapping[str, Any], listing: Mapping[str, Any] | None = None) -> None:
+        """Show a ``resources/read`` result: the first ``ui://`` HTML content, under its CSP.
+
+        The resource's ``_meta.ui`` (csp, permissions, domain, prefersBorder) is read from the content item;
+        when the item carries none, from ``listing``, the resource's entry in ``resources/list`` (the spec's
+        metadata-location fallback)."""
+        item = _first_item(contents)
         if item is None:
             self.status = f"{self.uri}: the server returned no contents"
             return
@@ -150,28 +159,44 @@ class AppView(anywidget.AnyWidget):
             except (binascii.Error, UnicodeDecodeError):
                 self.status = f"{self.uri}: the contents are neither text nor UTF-8 base64"
                 return
-        ui = ui_meta({"_meta": item.get("_meta")})
+        ui = ui_meta({"_meta": item.get("_meta")}) or ui_meta({"_meta": (listing or {}).get("_meta")})
+        self.resource_ui = ui
         csp = ui.get("csp") if isinstance(ui.get("csp"), Mapping) else None
         self.allow = allow_attribute(
             ui.get("permissions") if isinstance(ui.get("permissions"), Mapping) else None
         )
         self.prefers_border = ui.get("prefersBorder") is True
+        self.policy = csp_policy(csp)
         self.html = prepare_document(text, csp)
         self.status = ""
 
     def fetch(self) -> None:
-        """Read the app's resource on the runtime loop (never blocking the cell), then load it."""
+        """Read the app's resource on the runtime loop (never blocking the cell), then load it; when the
+        content item carries no ``_meta.ui``, its ``resources/list`` entry is read for it."""
         self.status = f"loading {self.uri} …"
         client = self.api._client(self.server)
+        uri = self.uri
+
+        async def read() -> tuple[dict[str, Any], dict[str, Any] | None]:
+            contents = await client.aio.read_resource(uri)
+            item = _first_item(contents)
+            if item is None or ui_meta({"_meta": item.get("_meta")}):
+                return contents, None
+            try:
+                listed = await client.aio.list_resources()
+            except Exception:  # a server without resources/list: the item's (absent) metadata stands
+                return contents, None
+            entry = next((r for r in listed if isinstance(r, Mapping) and r.get("uri") == uri), None)
+            return contents, (dict(entry) if entry is not None else None)
 
         def done(future: Any) -> None:
             error = future.exception()
             if error is not None:
                 self.status = f"{self.uri}: could not read the app ({type(error).__name__}: {error})"
             else:
-                self.load(future.result())
+                self.load(*future.result())
 
-        self.api.runtime.submit(client.aio.read_resource(self.uri)).add_done_callback(done)
+        self.api.runtime.submit(read()).add_done_callback(done)
 
     # ---- what the view is told ---------------------------------------------------------------------------
     def follow(self, handle: CallHandle) -> None:
@@ -214,6 +239,10 @@ class AppView(anywidget.AnyWidget):
         kind, message = content.get("kind"), content.get("message")
         if kind == "torn_down":
             self.torn_down = content.get("ok") is True
+            return
+        if kind == "closed":  # the view navigated: the front end relays nothing to or from it any more
+            self.closed = str(content.get("reason") or "closed")
+            self._audit("app-left", {"reason": self.closed}, "closed")
             return
         if kind == "out":  # the front end spoke to the app itself (initialize answer, notifications)
             self._record("in", message)

@@ -227,6 +227,10 @@ def _freeze(params: dict[str, Any] | None) -> tuple[tuple[str, Any], ...] | None
     return tuple(sorted(params.items())) if params else None
 
 
+#: How an input request reaches the client: ``(method, params, key) -> answer``.
+Deliver = Callable[[str, dict[str, Any], "str | None"], Awaitable[dict[str, Any]]]
+
+
 class _ContextBackend:
     """What a tool's :class:`Context` talks to: this request on this session."""
 
@@ -286,7 +290,14 @@ class _ContextBackend:
         await self._request.notify("notifications/message", params)
 
     async def request(self, method: str, params: dict[str, Any], key: str | None = None) -> dict[str, Any]:
-        """One "input request": a server->client request (legacy) or an MRTR round (modern).
+        """One "input request": a server->client request (legacy) or an MRTR round (modern)."""
+        return await self.input_request(method, params, key, self._deliver)
+
+    async def input_request(
+        self, method: str, params: dict[str, Any], key: str | None, deliver: Deliver
+    ) -> dict[str, Any]:
+        """Every input request a tool makes, on this request or in the task it became (``deliver`` is what
+        differs): asks only what the client declared, in the era's shape, and checks the answer.
 
         An elicitation the calling client cannot take (it declared no such mode) goes to the server's
         ``elicitation_fallback`` when one is set: the notebook asks its own user, in the server console.
@@ -294,22 +305,29 @@ class _ContextBackend:
         fallback = self._owner.server.elicitation_fallback
         if method == "elicitation/create" and fallback is not None and not self._client_elicits(params):
             return await fallback(dict(params), dict(self.client_info))
-        check_declared(method, params, self.client_capabilities, modern=self._request.modern is not None)
-        if self._request.modern is not None:
-            if self._inputs is None:
-                raise LocalProtocolError(f"{self._request.method} cannot ask the client for input (MRTR)")
+        modern_era = self._request.modern is not None
+        check_declared(method, params, self.client_capabilities, modern=modern_era)
+        if modern_era:
+            capability = modern.INPUT_CAPABILITY[method]
+            if not isinstance(self.client_capabilities.get(capability), dict):
+                raise modern.MissingClientCapability(capability)
             if method == "elicitation/create":
                 # form is the default mode; elicitationId is gone in 2026-07-28
                 drop = ("mode", "elicitationId") if params.get("mode") == "form" else ("elicitationId",)
                 params = {k: v for k, v in params.items() if k not in drop}
-            answer = self._inputs.ask(method, params, key)
-        else:
-            if method == "elicitation/create":
-                params = self._elicitation_params(params)
-            answer = await self._request.request(method, params)
+        elif method == "elicitation/create":
+            params = self._elicitation_params(params)
+        answer = await deliver(method, params, key)
         if method == "elicitation/create":
             check_elicit_answer(params, answer)
         return answer
+
+    async def _deliver(self, method: str, params: dict[str, Any], key: str | None) -> dict[str, Any]:
+        if self._request.modern is not None:
+            if self._inputs is None:
+                raise LocalProtocolError(f"{self._request.method} cannot ask the client for input (MRTR)")
+            return self._inputs.ask(method, params, key)
+        return await self._request.request(method, params)
 
     def _client_elicits(self, params: dict[str, Any]) -> bool:
         return client_elicits(self.client_capabilities, params)  # 2025-06-18 knew no modes at all

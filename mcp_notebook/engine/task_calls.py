@@ -85,15 +85,13 @@ class TaskBackend:
             await self._base.log(level, data, logger)
 
     async def request(self, method: str, params: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+        # the request's own checks and shaping (declared capabilities and modes, the era's fields, the
+        # answer against requestedSchema): one code path, so the task path cannot drift from it again
+        return await self._base.input_request(method, params, key, self._deliver)  # type: ignore[no-any-return]
+
+    async def _deliver(self, method: str, params: dict[str, Any], key: str | None) -> dict[str, Any]:
         if self._running.modern:
-            capability = modern.INPUT_CAPABILITY[method]
-            if not isinstance(self.client_capabilities.get(capability), dict):
-                raise modern.MissingClientCapability(capability)
-            if method == "elicitation/create" and params.get("mode") == "form":
-                params = {k: v for k, v in params.items() if k != "mode"}
             return await self._manager.ask(self._running, method, params, key)
-        if method == "elicitation/create":
-            params = self._base._elicitation_params(params)
         return await self._manager.ask_legacy(self._running, method, params, self._request)
 
 

@@ -375,7 +375,7 @@ class NotebookMCP(Browsing):
         """What every call handle of this notebook shares: where it runs and shows, and the policy's say."""
         return {
             "runtime": self.runtime,
-            "surface": self._surface,
+            "surface": self._surface.here(),  # the asking cell: its output lands there, from any thread
             "interactive": not self.policy.headless,
             "trusted": self.policy.is_trusted(server),
             "remember": partial(self.policy.always_allow, server, tool),

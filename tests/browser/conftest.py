@@ -1,13 +1,20 @@
-"""Browser tests: a real JupyterLab on 127.0.0.1 driven by Debian's Chromium through Python Playwright.
+"""Browser tests: a real Jupyter server on 127.0.0.1 driven by Debian's Chromium through Python Playwright,
+in both front ends it serves: JupyterLab 4 (``/lab/tree/...``) and Notebook 7 (``/notebooks/...``).
 
-* ``lab`` (session): JupyterLab in a subprocess on a free port with a random token, rooted in a temporary
-  directory, with its own settings and workspaces (no news, no update checks, every cell in the DOM).
-  Start is bounded (``/api/status`` polled); teardown shuts its kernels down and ends it by PID.
+* ``lab`` (session): the Jupyter server (JupyterLab and Notebook 7 on one server) in a subprocess on a free
+  port with a random token, rooted in a temporary directory, with its own settings and workspaces (no news,
+  no update checks, every cell in the DOM). Start is bounded (``/api/status`` polled); teardown shuts its
+  kernels down and ends it by PID.
+* ``fresh_lab`` (function): ``fresh_lab()`` starts another server on the same root with a home of its own
+  (no kernels, no settings the first one wrote): "reopen the saved notebook in a fresh server".
+* ``frontend`` (function): ``"lab"`` unless a test is parametrized with :data:`both_frontends`
+  (``@both_frontends`` runs it once in JupyterLab and once in Notebook 7).
 * ``browser`` (function): ``/usr/bin/chromium`` launched by Playwright. Playwright's own browser download
   cannot work here, so a missing Chromium FAILS with the command that installs it; it never skips.
 * ``open_notebook`` (function): copies a notebook (a path, or a list of cell sources) into the lab root,
-  opens it in a fresh browser context and returns a :class:`Notebook` helper. On failure, a screenshot
-  goes to a temporary directory and its path is printed.
+  opens it in the test's front end and returns a :class:`Notebook` helper (run cells, read outputs, save,
+  reload the page, restart the kernel, reopen elsewhere). On failure, a screenshot goes to a temporary
+  directory and its path is printed.
 
 Every wait is bounded by a Playwright timeout; nothing sleeps to "let things settle".
 """
@@ -30,7 +37,7 @@ import urllib.request
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import nbformat
 import pytest
@@ -38,6 +45,11 @@ import pytest
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
 
+Frontend = Literal["lab", "notebook"]
+FRONTENDS: tuple[Frontend, ...] = ("lab", "notebook")
+#: ``@both_frontends`` on a test taking ``frontend`` (or ``open_notebook``): run it in JupyterLab 4 and in
+#: Notebook 7.
+both_frontends = pytest.mark.parametrize("frontend", FRONTENDS)
 CHROMIUM = Path(os.environ.get("MCP_NOTEBOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--no-sandbox",  # the tests run as root in a container
@@ -79,6 +91,7 @@ class Lab:
     root: Path
     log: Path
     process: subprocess.Popen[bytes]
+    data: Path  # JUPYTER_DATA_DIR
 
     def api(self, method: str, path: str, timeout: float = 10.0) -> Any:
         request = urllib.request.Request(
@@ -88,7 +101,9 @@ class Lab:
             body = response.read()
         return json.loads(body) if body else None
 
-    def page_url(self, notebook: str, workspace: str) -> str:
+    def page_url(self, notebook: str, workspace: str, frontend: Frontend = "lab") -> str:
+        if frontend == "notebook":  # Notebook 7: one notebook per page, no workspaces
+            return f"{self.url}/notebooks/{notebook}?token={self.token}"
         # a workspace of its own per test, reset, so no tab from an earlier test is restored
         return f"{self.url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={self.token}"
 
@@ -141,16 +156,17 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=5)
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    base = tmp_path_factory.mktemp("lab")
-    root, home = base / "root", base / "home"
-    root.mkdir()
+def start_server(base: Path, root: Path, data: Path) -> Lab:
+    """A Jupyter server (JupyterLab and Notebook 7) rooted in ``root``, its home under ``base``; stop it
+    with :func:`stop_server`. ``data`` is the user's data directory (the notebook trust database): a
+    fresh server of the same person shares it, so a notebook it saved is trusted when reopened."""
+    home = base / "home"
     _write_settings(home / "settings")
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(home / "config"),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTER_DATA_DIR": str(data),
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
         "IPYTHONDIR": str(home / "ipython"),
@@ -170,6 +186,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
         "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run commands as the menus do
+        "--JupyterNotebookApp.expose_app_in_browser=True",  # the same in Notebook 7's pages
         "--LabApp.news_url=None",
         "--LabApp.extension_manager=readonly",  # no PyPI queries from the extension manager
         "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
@@ -186,16 +203,56 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, for the SIGKILL fallback in _stop
         )
-    server = Lab(f"http://127.0.0.1:{port}", token, root, log, process)
+    server = Lab(f"http://127.0.0.1:{port}", token, root, log, process, data)
     try:
         _wait_until_up(server, time.monotonic() + LAB_START_TIMEOUT)
+    except BaseException:
+        _stop(process)
+        raise
+    return server
+
+
+def stop_server(server: Lab) -> None:
+    """Shut its kernels down, then end it by PID."""
+    try:
+        if server.process.poll() is None:
+            server.shutdown_kernels()
+    finally:
+        _stop(server.process)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "root"
+    root.mkdir()
+    server = start_server(base, root, base / "data")
+    try:
         yield server
     finally:
-        try:
-            if process.poll() is None:
-                server.shutdown_kernels()
-        finally:
-            _stop(process)
+        stop_server(server)
+
+
+@pytest.fixture
+def fresh_lab(lab: Lab, tmp_path: Path) -> Iterator[Callable[[], Lab]]:
+    """``fresh_lab()``: another server on ``lab``'s root, with a home of its own (stopped after the test)."""
+    started: list[Lab] = []
+
+    def start() -> Lab:
+        base = tmp_path / f"fresh-{len(started)}"
+        base.mkdir()
+        started.append(start_server(base, lab.root, lab.data))
+        return started[-1]
+
+    yield start
+    for server in started:
+        stop_server(server)
+
+
+@pytest.fixture
+def frontend() -> Frontend:
+    """The front end a test drives: JupyterLab, unless parametrized with :data:`both_frontends`."""
+    return "lab"
 
 
 # -- the browser --------------------------------------------------------------------------------------------
@@ -290,13 +347,26 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
     return path
 
 
+WIDGET_ERROR = (
+    "Error displaying widget"  # ipywidgets' line for a view whose model is gone ("model not found")
+)
+
+
 @dataclass
 class Notebook:
-    """One notebook open in JupyterLab, and the moves a person makes on it."""
+    """One notebook open in JupyterLab or Notebook 7, and the moves a person makes on it.
+
+    Finding: ``panel``, ``cell(i)``, ``output(i)``, ``output_text(i)``, ``cell_index(source)``,
+    ``errors()`` (tracebacks and stderr), ``widget_errors()`` ("Error displaying widget..." lines),
+    ``form_input(where, label)``. Doing: ``run_all()``, ``run_cell(i)``, ``command(id)``, ``save()`` (the
+    file as saved), ``reload()`` (the browser's reload), ``restart_kernel()`` (Kernel > Restart, no
+    dialog), ``screenshot(path)``. Index ``i`` counts every cell from 0, markdown ones too.
+    """
 
     page: Page
     name: str
     lab: Lab
+    frontend: Frontend = "lab"
     console: list[str] = field(default_factory=list)
 
     # -- finding things ----------------------------------------------------------------------------------
@@ -316,6 +386,15 @@ class Notebook:
 
     def output_text(self, index: int) -> str:
         return self.output(index).inner_text()
+
+    def widget_errors(self) -> list[str]:
+        """Every "Error displaying widget..." line the page shows (a view whose model is gone)."""
+        return [t for t in self.panel.locator(".jp-OutputArea-output").all_inner_texts() if WIDGET_ERROR in t]
+
+    @property
+    def path(self) -> Path:
+        """The notebook's file in the server's root."""
+        return self.lab.root / self.name
 
     # -- doing things ------------------------------------------------------------------------------------
     def command(self, command: str, args: dict[str, Any] | None = None) -> None:
@@ -381,6 +460,39 @@ class Notebook:
             timeout=timeout_ms,
         )
 
+    def save(self) -> dict[str, Any]:
+        """File > Save; the notebook as the disk then has it (JSON, nbformat 4)."""
+        before = self.path.stat().st_mtime_ns if self.path.exists() else -1
+        self.page.evaluate("() => window.jupyterapp.shell.currentWidget.context.save()")
+        self.page.wait_for_function(
+            "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=KERNEL_TIMEOUT_MS
+        )
+        assert self.path.stat().st_mtime_ns >= before
+        saved: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        return saved
+
+    def reload(self) -> None:
+        """The browser's Reload: the page reads the notebook from disk again and rejoins its kernel."""
+        self.page.reload(timeout=KERNEL_TIMEOUT_MS)
+        self.panel.wait_for(state="visible", timeout=KERNEL_TIMEOUT_MS)
+        self.wait_kernel_idle()
+        self.wait_widgets_restored()
+
+    def restart_kernel(self) -> None:
+        """Kernel > Restart Kernel (without its confirmation dialog); waits for the new kernel."""
+        self.page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()"
+        )
+        self.wait_kernel_idle()
+
+    def wait_widgets_restored(self, timeout_ms: float = KERNEL_TIMEOUT_MS) -> None:
+        """No output still saying "Loading widget..." (ipywidgets fetching the kernel's models)."""
+        self.page.wait_for_function(
+            """() => ![...document.querySelectorAll('.jp-OutputArea-output')].some(
+                node => node.textContent.trim() === 'Loading widget...')""",
+            timeout=timeout_ms,
+        )
+
     def errors(self) -> list[str]:
         """Tracebacks and stderr shown in any output, for a clear assertion message."""
         stderr = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
@@ -407,7 +519,7 @@ class Notebook:
     def screenshot(self, path: Path, *, whole: bool = False) -> Path:
         """A screenshot; ``whole``: the whole notebook, by growing the window to its height first
         (JupyterLab scrolls inside its panel, so a full-page screenshot alone shows one screenful)."""
-        if whole:
+        if whole and self.frontend == "lab":
             self.command("application:toggle-left-area")  # the file browser: not part of the notebook
             height = self.panel.locator(".jp-WindowedPanel-outer").evaluate("node => node.scrollHeight")
             size = self.page.viewport_size or {"width": 1280, "height": 900}
@@ -418,24 +530,37 @@ class Notebook:
 
 
 @pytest.fixture
-def open_notebook(lab: Lab, page: Page, request: pytest.FixtureRequest) -> Iterator[Callable[..., Notebook]]:
-    """``open_notebook(path_or_cells)``: copy or write it into the lab root, open it, wait for the kernel."""
+def open_notebook(
+    lab: Lab, page: Page, frontend: Frontend, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Notebook]]:
+    """``open_notebook(path_or_cells, name=None, *, server=lab)``: copy or write it into the server's
+    root (``None``: open the file already there under ``name``), open it in the test's front end, wait
+    for its kernel. ``server`` is another server (``fresh_lab()``) sharing the root, to reopen a file."""
     opened: list[str] = []
+    servers: list[Lab] = [lab]
 
-    def open_(source: Path | list[str], name: str | None = None) -> Notebook:
+    def open_(
+        source: Path | list[str] | None, name: str | None = None, *, server: Lab | None = None
+    ) -> Notebook:
+        where = server or lab
+        if where not in servers:
+            servers.append(where)
         name = name or f"{_slug(request.node.name)}-{len(opened)}.ipynb"
-        target = lab.root / name
+        target = where.root / name
         if isinstance(source, Path):
             shutil.copyfile(source, target)
-        else:
+        elif source is not None:
             write_notebook(target, source)
         opened.append(name)
-        page.goto(lab.page_url(name, _slug(name.removesuffix(".ipynb"))), timeout=KERNEL_TIMEOUT_MS)
-        notebook = Notebook(page, name, lab)
+        url = where.page_url(name, _slug(name.removesuffix(".ipynb")), frontend)
+        page.goto(url, timeout=KERNEL_TIMEOUT_MS)
+        notebook = Notebook(page, name, where, frontend)
         page.on("console", lambda message: notebook.console.append(f"{message.type}: {message.text}"))
         notebook.panel.wait_for(state="visible", timeout=KERNEL_TIMEOUT_MS)
         notebook.wait_kernel_idle()
         return notebook
 
     yield open_
-    lab.shutdown_kernels()  # each test starts from fresh kernels; a stuck one does not outlive its test
+    for server in servers:  # each test starts from fresh kernels; a stuck one does not outlive its test
+        if server.process.poll() is None:
+            server.shutdown_kernels()

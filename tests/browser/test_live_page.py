@@ -1,0 +1,62 @@
+"""Issue 19: the live page, in JupyterLab 4 and Notebook 7 as a person uses them.
+
+Each output in the cell that asked for it (whichever thread publishes it), reload-proof cards, no "Error
+displaying widget: model not found" after a restart, a reload or a reopen, and no silently wrong data from
+an unfinished batch. Every test runs in both front ends (``@both_frontends``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from .conftest import KERNEL_TIMEOUT_MS, Frontend, Notebook, both_frontends
+
+OpenNotebook = Callable[..., Notebook]
+CONNECT_DEMO = f"%mcp connect demo -- {sys.executable} -m mcp_notebook.demo_server"
+SLOW_CALL = "%mcp call demo.count_slowly steps=5 seconds_per_step=0.3"
+
+
+@both_frontends
+def test_the_harness_runs_a_cell(open_notebook: OpenNotebook, frontend: Frontend) -> None:
+    """Infrastructure: the front end starts a kernel, runs cells and shows their results."""
+    notebook = open_notebook(["1+1", "print('hello from the kernel')"])
+    assert notebook.frontend == frontend
+    notebook.run_all()
+    expect(notebook.output(0)).to_contain_text("2")
+    expect(notebook.output(1)).to_contain_text("hello from the kernel")
+
+
+@both_frontends
+def test_an_allowed_call_shows_its_progress_and_result_in_its_own_cell(
+    open_notebook: OpenNotebook, screenshot_dir: Path, frontend: Frontend
+) -> None:
+    """Before: progress, Cancel and "Counted to 5." appeared under the `%mcp connect` cell (the runtime
+    thread published with that cell's parent) and the calling cell stayed empty."""
+    notebook = open_notebook(
+        ["%load_ext mcp_notebook", CONNECT_DEMO, "%mcp policy set demo.* allow", SLOW_CALL]
+    )
+    notebook.run_all()
+    expect(notebook.output(3)).to_contain_text("Counted to 5.", timeout=KERNEL_TIMEOUT_MS)
+    expect(notebook.output(1)).not_to_contain_text("Counted")
+    expect(notebook.output(1)).not_to_contain_text("count_slowly")
+    notebook.screenshot(screenshot_dir / f"allowed-call-in-its-cell-{frontend}.png")
+    saved = notebook.save()
+    assert "Counted to 5." in str(saved["cells"][3]["outputs"])
+    assert "Counted to 5." not in str(saved["cells"][1]["outputs"])
+    assert not notebook.errors(), notebook.errors()
+
+
+@both_frontends
+def test_an_approved_card_shows_its_result_in_its_own_cell(open_notebook: OpenNotebook) -> None:
+    """The same call behind an approval card, approved by a click: progress and result under the card."""
+    notebook = open_notebook(["%load_ext mcp_notebook", CONNECT_DEMO, SLOW_CALL, "1 + 1"])
+    notebook.run_all()
+    card = notebook.output(2)
+    card.get_by_role("button", name="Approve").click()
+    expect(card).to_contain_text("Counted to 5.", timeout=KERNEL_TIMEOUT_MS)
+    for other in (1, 3):
+        expect(notebook.output(other)).not_to_contain_text("count_slowly")

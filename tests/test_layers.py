@@ -40,7 +40,13 @@ RANKS: dict[str, int] = {
     "": 6,  # mcp_notebook/__init__.py: the facade, importing lazily from below
 }
 # Top-level modules that are part of another layer (split off for size).
-PART_OF = {"cli_scale": "cli", "cli_cassette": "cli", "export": "cli", "pytest_plugin": "cli"}
+PART_OF = {
+    "cli_scale": "cli",
+    "cli_cassette": "cli",
+    "export": "cli",
+    "pytest_plugin": "cli",
+    "_pytest_entry": "cli",
+}
 
 # The families inside ``notebook`` (sub-packages, or flat modules); "" is notebook/__init__.py.
 NOTEBOOK_RANKS: dict[str, int] = {

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import RemoteProtocolError
+from .header_params import header_params, mirrored_value, value_at
 from .modern import (
     CACHEABLE,
     EXTENSION_METHODS,
@@ -223,25 +224,15 @@ def http_headers(method: str, params: Mapping[str, Any] | None) -> dict[str, str
 
 
 def param_headers(input_schema: Mapping[str, Any] | None, arguments: Any) -> dict[str, str]:
-    """``Mcp-Param-{Name}`` headers for top-level ``x-mcp-header`` properties (SEP-2243)."""
-    properties = input_schema.get("properties") if isinstance(input_schema, Mapping) else None
-    if not isinstance(properties, dict) or not isinstance(arguments, dict):
+    """``Mcp-Param-{Name}`` headers for the ``x-mcp-header`` properties (SEP-2243), nested ones included:
+    each value is read at its property's path; absent, null and unsafe integers are not mirrored."""
+    if not isinstance(arguments, dict):
         return {}
     headers: dict[str, str] = {}
-    for prop, schema in properties.items():
-        name = schema.get("x-mcp-header") if isinstance(schema, dict) else None
-        value = arguments.get(prop)
-        if not isinstance(name, str) or value is None:
-            continue
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, int):
-            text = str(value)
-        elif isinstance(value, str):
-            text = value
-        else:
-            continue
-        headers[f"Mcp-Param-{name}"] = _header_value(text)
+    for param in header_params(input_schema)[0]:
+        text = mirrored_value(value_at(arguments, param.path))
+        if isinstance(param.name, str) and text is not None:
+            headers[f"Mcp-Param-{param.name}"] = _header_value(text)
     return headers
 
 
@@ -251,23 +242,23 @@ _TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABC
 def invalid_param_headers(input_schema: Any) -> str | None:
     """Why a tool's ``x-mcp-header`` annotations are invalid (SEP-2243), or None when they are fine.
 
-    Names must be non-empty RFC 9110 tokens, unique case-insensitively, on string/integer/boolean
-    properties only. Such a tool MUST be left out of the client's tool list.
+    Over the whole schema: each annotation on a property reached through ``properties`` alone (nested
+    objects allowed; never under ``items``, a combinator, a conditional or ``$ref``), its name a non-empty
+    RFC 9110 token unique case-insensitively, on a string, integer or boolean property. Such a tool MUST be
+    left out of an HTTP client's tool list.
     """
-    properties = input_schema.get("properties") if isinstance(input_schema, Mapping) else None
-    if not isinstance(properties, dict):
-        return None
+    params, misplaced = header_params(input_schema)
+    if misplaced is not None:
+        return misplaced
     seen: set[str] = set()
-    for prop, schema in properties.items():
-        if not isinstance(schema, dict) or "x-mcp-header" not in schema:
-            continue
-        name = schema["x-mcp-header"]
+    for param in params:
+        name, prop = param.name, param.where
         if not isinstance(name, str) or not name or not set(name) <= _TOKEN_CHARS:
             return f"property {prop!r}: x-mcp-header {name!r} is not a header token"
         if name.lower() in seen:
             return f"property {prop!r}: x-mcp-header {name!r} is used twice"
         seen.add(name.lower())
-        if schema.get("type") not in ("string", "integer", "boolean"):
+        if param.schema.get("type") not in ("string", "integer", "boolean"):
             return f"property {prop!r}: x-mcp-header is only allowed on string, integer or boolean"
     return None
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, MCPError
+from .header_params import header_params, mirrored_value, value_at
 from .versions import MODERN_VERSIONS, ProtocolVersion
 
 __all__ = [
@@ -265,18 +266,18 @@ def check_headers(
 def check_param_headers(
     input_schema: Mapping[str, Any], arguments: Any, headers: Mapping[str, str]
 ) -> JSONRPCError | None:
-    """``x-mcp-header`` parameters (SEP-2243): a value in the body needs its ``Mcp-Param-{Name}`` header,
-    equal after decoding (integers compare numerically, booleans as ``true``/``false``). Only top-level
-    properties are checked."""
-    properties = input_schema.get("properties")
-    if not isinstance(properties, dict):
-        return None
+    """``x-mcp-header`` parameters (SEP-2243), nested ones included: a value in the body needs its
+    ``Mcp-Param-{Name}`` header, equal after decoding (integers compare numerically, booleans as
+    ``true``/``false``). A value a client does not mirror (an integer outside JavaScript's safe range) needs
+    no header."""
     arguments = arguments if isinstance(arguments, dict) else {}
-    for prop, schema in properties.items():
-        name = schema.get("x-mcp-header") if isinstance(schema, dict) else None
+    for param in header_params(input_schema)[0]:
+        name, prop = param.name, param.where
         if not isinstance(name, str):
             continue
-        value, sent = arguments.get(prop), headers.get(f"Mcp-Param-{name}")
+        value, sent = value_at(arguments, param.path), headers.get(f"Mcp-Param-{name}")
+        if isinstance(value, int) and not isinstance(value, bool) and mirrored_value(value) is None:
+            continue  # an integer outside JavaScript's safe range: clients do not mirror it
         if value is None and sent is None:
             continue
         if value is None or sent is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -297,13 +298,15 @@ _FAILED_CHECK = re.compile(r"^check of .*: FAIL\b.*$", re.MULTILINE)
 
 
 def run_notebook(path: Path | str, *, timeout: float = 600.0, kernel: str = "python3") -> NotebookRun:
-    """Execute the notebook in a fresh kernel, in its own folder (nothing is written back)."""
+    """Execute the notebook in a fresh kernel, in its own folder, headless (``MCP_NOTEBOOK_HEADLESS=1``
+    unless set: approvals follow the headless policy); nothing is written back."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     path = Path(path).resolve()
     run = NotebookRun(path)
+    os.environ.setdefault("MCP_NOTEBOOK_HEADLESS", "1")  # the kernel inherits it: nobody is there to click
     notebook = nbformat.read(str(path), as_version=4)  # type: ignore[no-untyped-call]
     client = NotebookClient(
         notebook, timeout=int(timeout), kernel_name=kernel, resources={"metadata": {"path": str(path.parent)}}

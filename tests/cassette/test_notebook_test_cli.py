@@ -44,7 +44,7 @@ def test_a_passing_notebook_exits_zero(tmp_path: Path) -> None:
 
 
 def test_a_failed_check_and_an_error_exit_one(tmp_path: Path) -> None:
-    failing = "%mcp check half --sample '{\"x\": \"four\"}'"
+    failing = '%mcp check half --sample \'{"x": "four"}\''
     path = notebook(tmp_path / "bad.ipynb", TOOL, failing, "1 / 0", "print('never')")
     run = mcp_notebook_test(path)
     assert run.returncode == 1, run.stdout + run.stderr

@@ -61,6 +61,8 @@ class Trace:
     def record(self, direction: Direction, raw: str) -> None:
         if direction == "note":  # a server's stderr or a transport remark may quote a credential
             raw = redact(raw)
+        elif type(raw) is not str:  # a jsonrpc.Wire: keep the text, not the decoded value alongside it
+            raw = str.__str__(raw)
         entry = TraceEntry(direction, time.time(), raw)
         self._entries.append(entry)
         if self._listeners:

@@ -27,7 +27,10 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "Wire",
     "parse",
+    "peek",
+    "read",
     "serialize",
     "valid_id",
 ]
@@ -126,6 +129,8 @@ def _has_long_integer(raw: bytes) -> bool:
 def _loads(data: str | bytes) -> Any:
     """RFC 8259 JSON only: NaN/Infinity literals, numbers that overflow a double and lone surrogates are
     refused. Integers of any size decode exactly (orjson for the common case, the stdlib past 64 bits)."""
+    if isinstance(data, str) and type(data) is not str:  # a Wire: orjson takes exact str only
+        data = str.__str__(data)
     if orjson is not None:
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
         if not _has_long_integer(raw):
@@ -154,13 +159,85 @@ def _dumps(obj: Any) -> str:
     return _ENCODER.encode(_finite(obj))
 
 
-def parse(data: str | bytes, *, allow_batch: bool = False) -> list[Message | Invalid]:
-    """Parse one line/body. Returns one item, or several for an accepted batch (protocol 2025-03-26 only)."""
+class Wire(str):
+    """Serialized JSON-RPC text that carries what a layer already knows about it, so that each message is
+    decoded once per hop and our own messages are not decoded at all.
+
+    Still the text (a ``str``): transports carry serialized JSON (DESIGN decision 2). Two kinds:
+
+    * :func:`read` decodes received text once and keeps the value: a transport that had to look inside a
+      message to route it (HTTP) hands the engine this Wire, and :func:`parse` classifies the value
+      without decoding again (the same result as parsing the text).
+    * :func:`serialize` returns a Wire holding the message it was made from: a transport routing our own
+      message reads it with :func:`peek` (the values as sent: NaN not yet null, tuples not yet lists;
+      routing needs only the id and method). :func:`parse` of it still decodes the text.
+
+    A Wire never crosses a hop: the in-memory transport passes the plain text on, and the trace keeps only
+    the text.
+    """
+
+    decoded: Any  # the JSON value read (or _Undecodable); _UNREAD when made by serialize
+    message: Message | None  # the message serialize made it from
+
+    def __new__(cls, text: str, decoded: Any = None, message: Message | None = None) -> Wire:
+        self = super().__new__(cls, text)
+        self.decoded = _UNREAD if message is not None else decoded
+        self.message = message
+        return self
+
+    @property
+    def is_json(self) -> bool:
+        """False when the text did not decode (:func:`parse` then gives the parse error)."""
+        return not isinstance(self.decoded, _Undecodable)
+
+
+@dataclass(frozen=True, slots=True)
+class _Undecodable:
+    reason: str
+
+
+_UNREAD = _Undecodable("not read")  # a serialize-made Wire: parse decodes its text
+
+
+def read(data: str | bytes) -> Wire:
+    """Decode ``data`` (one line or body) once; the result is the text, with its decoded value attached.
+
+    Never raises: input that is not JSON parses (:func:`parse`) as the usual parse error. Bytes must be
+    UTF-8; invalid UTF-8 is a parse error as well."""
+    if isinstance(data, Wire) and data.decoded is not _UNREAD:
+        return data
     try:
-        obj = _loads(data)
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Wire("", _Undecodable(str(exc)))
+    try:
+        return Wire(text, _loads(data))
     except (ValueError, RecursionError, TypeError) as exc:
-        # UnicodeDecodeError is a ValueError: invalid UTF-8 is a parse error as well.
-        return [Invalid(f"parse error: {exc}", ErrorResponse(None, PARSE_ERROR, "Parse error"))]
+        return Wire(text, _Undecodable(str(exc)))
+
+
+def peek(data: str | bytes) -> Message | Invalid:
+    """What one (non-batch) message says, for routing it: the message a :func:`serialize` Wire was made
+    from (nothing decoded), else :func:`parse`'s first item."""
+    if isinstance(data, Wire) and data.message is not None:
+        return data.message
+    return parse(data)[0]
+
+
+def parse(data: str | bytes, *, allow_batch: bool = False) -> list[Message | Invalid]:
+    """Parse one line/body. Returns one item, or several for an accepted batch (protocol 2025-03-26 only).
+
+    A :class:`Wire` is not decoded again: its ``decoded`` value is classified."""
+    if isinstance(data, Wire) and data.decoded is not _UNREAD:
+        obj = data.decoded
+        if isinstance(obj, _Undecodable):
+            return [Invalid(f"parse error: {obj.reason}", ErrorResponse(None, PARSE_ERROR, "Parse error"))]
+    else:
+        try:
+            obj = _loads(data)
+        except (ValueError, RecursionError, TypeError) as exc:
+            # UnicodeDecodeError is a ValueError: invalid UTF-8 is a parse error as well.
+            return [Invalid(f"parse error: {exc}", ErrorResponse(None, PARSE_ERROR, "Parse error"))]
     if isinstance(obj, list):
         if not allow_batch:
             return [_invalid(None, "JSON-RPC batches are not supported in this protocol version")]
@@ -255,7 +332,7 @@ def to_wire(message: Message) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": message.id, "error": error}
 
 
-def serialize(message: Message) -> str:
+def serialize(message: Message) -> Wire:
     """Compact, single-line JSON: stdio framing forbids embedded newlines, and the encoder escapes every
     control character inside strings. Non-ASCII is written as UTF-8, not ``\\u`` escapes.
 
@@ -263,4 +340,4 @@ def serialize(message: Message) -> str:
     spells them out in the text copy first, README "NaN and Infinity"). A value that is not JSON at all
     (a set, an arbitrary object) raises ``TypeError``.
     """
-    return _dumps(to_wire(message))
+    return Wire(_dumps(to_wire(message)), message=message)

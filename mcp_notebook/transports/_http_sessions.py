@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR
-from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, serialize
+from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, peek, serialize
 
 from .base import TransportClosed
 from .http_limits import HTTPLimits
@@ -178,7 +178,7 @@ class _Session:
         if message.startswith("["):  # the engine's answer to a batch: one array, on the batch's stream
             self._deliver_batch(message)
             return
-        parsed = parse(message)[0]
+        parsed = peek(message)  # our own answer: the engine's Wire says what it is, nothing is decoded
         if isinstance(parsed, Response | ErrorResponse):
             stream = self.active.pop(parsed.id, None) if parsed.id is not None else None
             if stream is None:

@@ -29,7 +29,10 @@ from mcp_notebook.protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
+    Wire,
     parse,
+    peek,
+    read,
 )
 from mcp_notebook.protocol.versions import LATEST_LEGACY
 
@@ -124,7 +127,7 @@ class StreamableHTTPClientTransport:
         if self._closed:
             raise TransportClosed(f"{self._inbox.name}: the transport is closed")
         self._inbox.raise_if_failed()
-        parsed = parse(message)[0]
+        parsed = peek(message)  # our own message: nothing to decode
         if isinstance(parsed, Request):
             if modern.is_modern(parsed.params):
                 self._modern.add(parsed.id)
@@ -324,28 +327,28 @@ class StreamableHTTPClientTransport:
             self._inbox.put(error_response(request.id, f"{reason}: {snippet(body)}", status=resp.status))
 
     def _deliver_error_body(self, body: str, request: Request) -> bool:
-        try:
-            parsed = parse(body)
-        except ValueError:
-            return False
+        wire = read(body.strip())
+        parsed = parse(wire)
         if len(parsed) == 1 and isinstance(parsed[0], ErrorResponse) and parsed[0].id == request.id:
-            self._inbox.put(body.strip())
+            self._inbox.put(wire)
             return True
         return False
 
     async def _read_json(self, resp: aiohttp.ClientResponse, request: Request) -> None:
         text = await resp.text(encoding="utf-8", errors="replace")
-        try:
-            body = json.loads(text)
-        except ValueError:
+        wire = read(text)  # decoded once; the engine gets the same Wire and does not decode it again
+        if not wire.is_json:
             self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
             return
-        items = body if isinstance(body, list) else [body]  # 2025-03-26 servers may answer with a batch
-        for item in items:
-            self._deliver(json.dumps(item, separators=(",", ":")), request)
+        if not isinstance(wire.decoded, list):
+            self._deliver(wire, request)
+            return
+        for item in wire.decoded:  # a 2025-03-26 server may answer with a batch: one message each
+            self._deliver(Wire(json.dumps(item, separators=(",", ":")), item), request)
 
     def _deliver(self, text: str, request: Request | None) -> bool:
-        """Queue one incoming message; True when it answers ``request``."""
+        """Queue one incoming message (decoded here once); True when it answers ``request``."""
+        text = read(text)
         parsed = parse(text)[0]
         answered = (
             request is not None
@@ -520,7 +523,7 @@ class HTTPClientTransport:
 
     async def _fall_back(self, message: str, status: int, body: str) -> None:
         """The initial POST got 400/404/405: try the 2024-11-05 transport at the same URL, then resend."""
-        request = parse(message)[0]
+        request = peek(message)
         request_id = request.id if isinstance(request, Request) else None
         try:
             self.legacy = await LegacySSEClientTransport.start(

@@ -16,7 +16,7 @@ from yarl import URL
 from mcp_notebook.protocol.jsonrpc import (
     Request,
     RequestId,
-    parse,
+    peek,
 )
 
 from ._http_common import (
@@ -128,7 +128,7 @@ class LegacySSEClientTransport:
         if self._closed or self.endpoint is None:
             raise TransportClosed(f"{self._inbox.name}: the transport is closed")
         self._inbox.raise_if_failed()
-        parsed = parse(message)[0]
+        parsed = peek(message)
         headers = {**self._headers, "Content-Type": "application/json"}
         try:
             async with exchange(

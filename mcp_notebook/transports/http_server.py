@@ -48,6 +48,8 @@ from mcp_notebook.protocol.jsonrpc import (
     Request,
     Response,
     parse,
+    peek,
+    read,
     serialize,
 )
 from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
@@ -279,6 +281,7 @@ class StreamableHTTPServer:
         text = await self._read_body(request)
         if isinstance(text, web.Response):
             return text
+        text = read(text)  # decoded here, once: the engine gets this Wire and does not decode it again
         if text.lstrip().startswith("["):
             return await self._post_batch(request, text)
         message = parse(text)[0]
@@ -528,7 +531,7 @@ def _answer(text: str, *, handled: bool = False) -> web.Response:
     """A modern answer as one JSON body; an error gets its HTTP status (400, 404 for -32601). A handler's
     invalid-params error (an unknown tool, a bad cursor) is a JSON-RPC answer to a well-formed HTTP
     request: 200, so that a dual-era client does not read a 400 as "legacy server"."""
-    parsed = parse(text)[0]
+    parsed = peek(text)
     status = 200
     if isinstance(parsed, ErrorResponse) and not (handled and parsed.code == INVALID_PARAMS):
         status = modern.http_status(parsed.code)

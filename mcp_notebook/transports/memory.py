@@ -24,7 +24,9 @@ class MemoryTransport:
             raise TransportClosed(f"{self._name}: cannot send, the transport is closed")
         if not isinstance(message, str):  # a dict slipping through would skip serialization
             raise TypeError("transports carry serialized JSON text")
-        self._outbox.put_nowait(message)
+        # The plain text only (a Wire's decoded value stays here): the other end decodes what it receives,
+        # as over any other transport, and never shares our objects.
+        self._outbox.put_nowait(str.__str__(message) if type(message) is not str else message)
 
     async def receive(self) -> str:
         if self._closed:

@@ -459,3 +459,34 @@ def test_long_fractions_stay_on_the_fast_decoder(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(jsonrpc, "_DECODER", type("Spy", (), {"decode": lambda self, t: used.append(t)})())
     [message] = parse('{"jsonrpc":"2.0","id":1,"result":{"x":0.00012345678901234567}}')
     assert message.result == {"x": 0.00012345678901234567} and used == []
+
+
+# -- parse once: a Wire carries what was decoded (read) or the message it was made from (serialize) ----------
+@given(message=valid_messages)
+def test_a_read_wire_parses_like_its_text_without_decoding_again(message: Message) -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    text = str(serialize(message))
+    wire = jsonrpc.read(text)
+    assert wire == text and wire.is_json
+    assert parse(wire) == parse(text) == [message]
+    assert jsonrpc.read(wire) is wire
+
+
+@pytest.mark.parametrize("bad", ["{", "[1,", '{"jsonrpc": NaN}', b"\xff{}"])
+def test_a_read_wire_of_broken_input_parses_as_the_parse_error(bad: str | bytes) -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    wire = jsonrpc.read(bad)
+    assert not wire.is_json
+    [invalid] = parse(wire)
+    assert isinstance(invalid, Invalid) and invalid.reply is not None and invalid.reply.code == -32700
+
+
+def test_a_serialized_wire_peeks_as_sent_and_parses_as_its_text() -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    message = Response(7, {"v": [float("nan"), (1, 2)]})
+    wire = serialize(message)
+    assert jsonrpc.peek(wire) is message  # routing our own answer decodes nothing
+    assert parse(wire) == [Response(7, {"v": [None, [1, 2]]})]  # parse still means what the text says

@@ -25,6 +25,7 @@ from _05_tools_resources_prompts import CELLS as TOOLS_RESOURCES_PROMPTS
 from _06_under_the_hood import CELLS as UNDER_THE_HOOD
 from _07_analysis import CELLS as ANALYSIS
 from _08_design_exercise import CELLS as DESIGN_EXERCISE
+from _09_prototype_to_package import CELLS as PROTOTYPE_TO_PACKAGE
 from _cells import Cell, code, md
 
 HERE = Path(__file__).resolve().parent
@@ -177,6 +178,7 @@ NOTEBOOKS: dict[str, list[Cell]] = {
     "06_under_the_hood": [*UNDER_THE_HOOD, *exercises.UNDER_THE_HOOD],
     "07_analysis": ANALYSIS,
     "08_design_exercise": DESIGN_EXERCISE,  # an exercise from start to end
+    "09_prototype_to_package": PROTOTYPE_TO_PACKAGE,
 }
 
 

@@ -78,8 +78,9 @@ class VerifyReport:
         """A readable diff: each request that differs, then each differing field, recorded vs live."""
         if self.ok:
             return f"{self.cassette}: {self.checked} requests, all answered as recorded by {self.target}"
+        count = len(self.differences)
         lines = [
-            f"{self.cassette}: {len(self.differences)} differences in {self.checked} requests "
+            f"{self.cassette}: {count} difference{'' if count == 1 else 's'} in {self.checked} requests "
             f"against {self.target}"
         ]
         last = None

@@ -93,6 +93,18 @@ EXPECTED: dict[str, list[str]] = {
         "'values': ['homesick', 'hopeful']",  # completion of a prompt argument
         "'values': ['hobbit']",  # ... and of a template variable
     ],
+    "09_prototype_to_package": [
+        "recorded 'local' to ",  # mcp.record as a with block
+        '{"cassette":"mcp-notebook","version":1,"era":"modern"',  # the cassette's header line
+        "{'result': 212.5}",  # replayed offline: 250 EUR in GBP, from the recording
+        "the nearest recorded request is #",  # an unrecorded request names the nearest one
+        "def rate(currency: str) -> float:",  # the export took the helper along ...
+        "server = mcp",  # ... into a standalone module
+        "3 requests, all answered as recorded",  # the exported server passes the recording
+        "result.tools[convert].inputSchema.properties.to.enum[3]:",  # the broken one: its schema ...
+        "result.structuredContent.result:\n    recorded: 212.5\n    live:     217.5",  # ... and an answer
+        "(exit status 1)",
+    ],
     "08_design_exercise": [
         "['README.md', 'src/tidy.py', 'tests/test_tidy.py']",  # listed inside the client's roots
         "['Which language should the summary be in?'] -> {'language': 'fr'",  # form elicitation

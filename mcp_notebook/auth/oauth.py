@@ -115,6 +115,11 @@ class OAuth:
         if store == "memory":
             store = MemoryTokenStore()
         self.store: TokenStore = store if store is not None else default_store()
+        # resource -> its tokens as last read from or written to the store (None: none there). Each request
+        # uses this, not the store (a file or the keyring, per request): the store is read again when the
+        # tokens expire, when the server refuses them (401/403: another process may have signed in or
+        # refreshed), and by the public has_token/access_token.
+        self._tokens: dict[str, _Tokens | None] = {}
         self.offline_access = offline_access
         self.max_step_ups = max_step_ups
         self.callback_timeout = callback_timeout
@@ -183,29 +188,37 @@ class OAuth:
 
     # ---- tokens ------------------------------------------------------------------------------------------
     def _load_tokens(self, resource: str) -> _Tokens | None:
+        """Read the store (and remember what it holds for the next requests)."""
         data = self.store.get(f"token:{resource}")
         if not data or not isinstance(data.get("access_token"), str):
+            self._tokens[resource] = None
             return None
-        return _Tokens(
+        self._tokens[resource] = tokens = _Tokens(
             access_token=data["access_token"],
             issuer=str(data.get("issuer", "")),
             refresh_token=data.get("refresh_token"),
             expires_at=data.get("expires_at"),
             scope=data.get("scope"),
         )
+        return tokens
 
     def _save_tokens(self, resource: str, tokens: _Tokens) -> None:
         self.store.set(f"token:{resource}", tokens.to_json())
+        self._tokens[resource] = tokens
 
     def logout(self, server_url: str) -> None:
         """Forget the tokens for this server (registrations stay: they are not a sign-in)."""
-        self.store.delete(f"token:{canonical_resource(server_url)}")
+        resource = canonical_resource(server_url)
+        self.store.delete(f"token:{resource}")
+        self._tokens[resource] = None
 
     def has_token(self, server_url: str) -> bool:
         return self._load_tokens(canonical_resource(server_url)) is not None
 
     async def _usable_tokens(self, resource: str) -> _Tokens | None:
-        tokens = self._load_tokens(resource)
+        tokens = self._tokens[resource] if resource in self._tokens else self._load_tokens(resource)
+        if tokens is not None and tokens.expired():
+            tokens = self._load_tokens(resource)  # perhaps already refreshed by another process
         if tokens is None or not tokens.expired():
             return tokens
         if tokens.refresh_token:

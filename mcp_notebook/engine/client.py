@@ -32,7 +32,7 @@ from ..protocol.errors import (
     RemoteProtocolError,
 )
 from ..protocol.session import Role, Session, has_capability
-from ..protocol.shapes import check_result
+from ..protocol.shapes import check_result, tool_problem
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
@@ -135,6 +135,8 @@ class Client(InputAnswers, TaskClientMixin):
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None
         self._tools: dict[str, dict[str, Any]] = {}
+        #: Tools the last ``tools/list`` left out, by name (``#index`` without one): why (``%mcp lint``).
+        self.dropped_tools: dict[str, str] = {}
         self._tools_stale = True
 
     # ---- connection --------------------------------------------------------------------------------------
@@ -369,13 +371,21 @@ class Client(InputAnswers, TaskClientMixin):
         """Every tool, across all pages; refreshes the client's tools cache (:meth:`tools_by_name`)."""
         items, deadline = await self._all_pages("tools/list", "tools")
         tools = []
-        for tool in items:  # each an object with a name: check_result saw to it
-            reason = eras.invalid_param_headers(tool.get("inputSchema")) if self._modern else None
+        self.dropped_tools = {}
+        for index, tool in enumerate(items):
+            # one malformed tool is left out with a warning naming it, never the whole list; SEP-2243: a
+            # tool with an invalid x-mcp-header MUST be excluded (modern HTTP), with a warning
+            reason = tool_problem(tool, index)
+            if reason is None and self._modern:
+                reason = eras.invalid_param_headers(tool.get("inputSchema"))
             if reason is None:
                 tools.append(tool)
-            else:  # SEP-2243: such a tool MUST be excluded, with a warning
-                log.warning("%s: tool %r left out: %s", self.name, tool.get("name"), reason)
-                self.trace.record("note", f"tool {tool.get('name')!r} left out: {reason}")
+                continue
+            name = tool.get("name") if isinstance(tool, dict) and isinstance(tool.get("name"), str) else None
+            shown = name if name is not None else f"#{index}"
+            self.dropped_tools[shown] = reason
+            log.warning("%s: tool %r left out: %s", self.name, shown, reason)
+            self.trace.record("note", f"tool {shown!r} left out: {reason}")
         self._tools = {tool["name"]: tool for tool in tools}
         transport = self.connection.transport
         if isinstance(transport, NeedsToolDefinitions):

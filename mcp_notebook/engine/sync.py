@@ -80,6 +80,11 @@ class SyncClient:
     def trace(self) -> Any:
         return self.aio.trace
 
+    @property
+    def dropped_tools(self) -> dict[str, str]:
+        """Tools the last ``tools/list`` left out (malformed), by name: why."""
+        return self.aio.dropped_tools
+
     def request(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
         return self.runtime.run(self.aio.request(method, params, **options))
 

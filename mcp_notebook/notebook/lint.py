@@ -457,7 +457,10 @@ def lint(api: Any, target: str | None = None, *, long_call: float = LONG_CALL_SE
         entries = client.trace.entries()
         calls = seen_calls(entries)
         tools = api._list_tools(server, only)
+        dropped: dict[str, str] = client.dropped_tools
         names = [only] if only else sorted(tools)
+        if only is not None and only in dropped and only not in tools:
+            names = []  # a tool the client left out has no definition to check: its finding is below
         for name in names:
             definition = api._tool_def(server, name, tools)
             shown = name if server == LOCAL and "." not in name else f"{server}.{name}"
@@ -470,6 +473,10 @@ def lint(api: Any, target: str | None = None, *, long_call: float = LONG_CALL_SE
             )
             findings += lint_tool(facts, shown)
             checked.append(shown)
+        for name, reason in dropped.items():
+            if only is None or only == name:  # the client left it out of the list: shown here, not hidden
+                fix = "fix the tool's definition on the server (the spec's Tool shape; x-mcp-header rules)"
+                findings.append(Finding("tool-left-out", "error", f"{server}.{name}", reason, fix))
         if only is None:
             findings += lint_trace(entries, server)
             checked.append(f"{server} (trace)")

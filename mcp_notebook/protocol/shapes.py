@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 from . import types as t
 from .errors import RemoteProtocolError
 
-__all__ = ["RESULT_TYPES", "MalformedResult", "check_result", "problem"]
+__all__ = ["RESULT_TYPES", "MalformedResult", "check_result", "problem", "tool_problem"]
 
 Check = Callable[[Any, str], "str | None"]  # (value, path) -> a problem, or None
 
@@ -58,9 +58,17 @@ def check_result(method: str, params: Mapping[str, Any] | None, result: Any) -> 
         return
     if isinstance(result, dict) and result.get("resultType") == "task":
         return
+    if method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
+        # each tool is checked on its own (tool_problem): one malformed tool is left out, never the list
+        result = {**result, "tools": []}
     found = problem(shape, result)
     if found is not None:
         raise MalformedResult(method, found)
+
+
+def tool_problem(tool: Any, index: int) -> str | None:
+    """What is wrong with one entry of a ``tools/list`` result (a client leaves such a tool out), or None."""
+    return problem(t.Tool, tool, f"$.tools[{index}]")
 
 
 def problem(shape: Any, value: Any, path: str = "$") -> str | None:

@@ -59,6 +59,11 @@ def check_icons(icons: Any) -> None:
     for icon in icons:
         if not isinstance(icon, Mapping) or not isinstance(icon.get("src"), str) or not icon["src"]:
             raise ValueError(f"an icon needs a 'src' (a URL or data: URI): {icon!r}")
+        scheme = icon["src"].partition(":")[0].strip().lower() if ":" in icon["src"] else ""
+        if scheme not in ("http", "https", "data"):
+            # basic/index#icons: consumers MUST accept only https: and data: URIs (http: for local use);
+            # a javascript: or file: src is refused here rather than by each client
+            raise ValueError(f"an icon's src must be an https:, http: or data: URI, not {icon['src'][:40]!r}")
         sizes = icon.get("sizes")
         if sizes is not None and not (isinstance(sizes, list) and all(isinstance(s, str) for s in sizes)):
             raise ValueError(f"icon sizes must be a list of strings like '48x48': {sizes!r}")

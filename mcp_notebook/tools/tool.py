@@ -189,6 +189,22 @@ def _output_schema(fn: Callable[..., Any], requested: dict[str, Any] | bool | No
     }
 
 
+_TASK_SUPPORT = ("forbidden", "optional", "required")
+
+
+def _check_execution_and_meta(execution: Any, meta: Any) -> None:
+    """What a client checks of every listed tool (protocol/shapes), refused at registration instead: a
+    malformed definition would be left out of every spec-following client's list."""
+    if execution is not None:
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        if not isinstance(execution, dict) or ("taskSupport" in execution and support not in _TASK_SUPPORT):
+            raise ValueError(
+                f"execution must be an object with taskSupport one of {_TASK_SUPPORT}: {execution!r}"
+            )
+    if meta is not None and not isinstance(meta, dict):
+        raise ValueError(f"a tool's _meta must be an object, not {type(meta).__name__}")
+
+
 def make_tool(
     fn: Callable[..., Any],
     *,
@@ -206,6 +222,7 @@ def make_tool(
     input_schema, context_param = input_schema_for(fn)
     check_tool_annotations(annotations)
     check_icons(icons)
+    _check_execution_and_meta(execution, meta)
     bad_header = invalid_param_headers(input_schema)
     if bad_header is not None:  # spec-following HTTP clients would leave the tool out (SEP-2243)
         raise ValueError(f"Tool {tool_name!r}: {bad_header}")

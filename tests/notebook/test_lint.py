@@ -208,3 +208,16 @@ def test_lint_over_real_connections(shell: Any) -> None:
     assert "both true" in html and "fix" in html
     everything = shell.run_line_magic("mcp", "lint")
     assert {"add", "shop.delete_order", "local (trace)", "shop (trace)"} <= set(everything.checked)
+
+
+def test_lint_shows_a_tool_the_client_left_out(shell: Any) -> None:
+    # issue 20: one malformed tool is left out of the list (never the whole list) and lint names it
+    from tests.spec.test_contracts_bad_tool import server_with_a_bad_tool
+
+    mcp = shell.user_ns["mcp"]
+    mcp.connect("odd", server_with_a_bad_tool())
+    report = mcp.lint("odd")
+    left_out = [f for f in report.findings if f.rule == "tool-left-out"]
+    assert [f.target for f in left_out] == ["odd.broken"] and left_out[0].severity == "error"
+    assert {"odd.first", "odd.last"} <= set(report.checked)
+    assert [f.rule for f in mcp.lint("odd.broken").findings] == ["tool-left-out"]

@@ -214,7 +214,14 @@ def test_app_tool_calls_go_through_approval_and_the_audit_log(
     answer = front.answer(7)
     assert answer["result"]["content"][0]["text"] == "bumped"
     entry = mcp.audit.entries()[-1]
-    assert (entry.tool, entry.decided_by, entry.status) == ("bump", "code: approved (from the app)", "done")
+    assert (entry.tool, entry.decided_by, entry.status) == (
+        "bump",
+        "code: approved (from the app of apps.show)",  # the history names whose app asked
+        "done",
+    )
+    # the saved/exported fallback says whose app it is and lists the calls it made (failed before: neither)
+    fallback = view.fallback_bundle()["text/plain"]
+    assert "sandboxed app · apps · show" in fallback and "the app called bump {}: done\nbumped" in fallback
     # denied: the app gets the isError result, nothing ran
     front.ask({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "bump"}})
     view.calls[-1].deny()

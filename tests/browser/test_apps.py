@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbconvert import HTMLExporter
 from playwright.sync_api import expect
 
 from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook
@@ -32,7 +33,7 @@ def bundle() -> Path:
     return BUNDLE
 
 
-def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path) -> None:
+def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path, lab: Lab) -> None:
     cells = [
         "%load_ext mcp_notebook",
         f"%mcp connect counter -- {sys.executable} {SERVER} {bundle}",
@@ -60,6 +61,9 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path)
     card = notebook.output(3)
     card.get_by_role("button", name="Approve").click()
     expect(app.locator("#called")).to_have_text("called: count is 5")
+    # whose app it is, above the frame; the call it made attributed to it in the cell
+    expect(card.locator(".mcpnb-app-label")).to_have_text("sandboxed app · counter · show_counter")
+    expect(card).to_contain_text("the app (sandboxed app · counter · show_counter) calls increment")
 
     # size-changed: the page grows, the frame follows
     before = frame_element.bounding_box()
@@ -107,11 +111,20 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path)
     kernel_view = notebook.output_text(count - 2)
     assert "please double it | count shown: 3" in kernel_view
     assert "app-message" in kernel_view and "app-context" in kernel_view and "open-link" in kernel_view
-    assert "you: approved (from the app) None" in kernel_view  # no teardown yet
+    assert "you: approved (from the app of counter.show_counter) None" in kernel_view  # no teardown yet
     notebook.run_cell(count - 1)
     expect(frame_element).to_have_count(0)  # the frame goes once the app answered ui/resource-teardown
     notebook.run_cell(count - 2)  # v.torn_down, read by a later cell (the comm answer arrived meanwhile)
-    expect(notebook.output(count - 2)).to_contain_text("you: approved (from the app) True")
+    expect(notebook.output(count - 2)).to_contain_text(
+        "you: approved (from the app of counter.show_counter) True"
+    )
+
+    # saved and exported (nbconvert, no widget state): the app's label and the call it made are there
+    notebook.command("docmanager:save")
+    notebook.page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    exported = HTMLExporter().from_filename(str(lab.root / notebook.name))[0]
+    assert "sandboxed app · counter · show_counter" in exported
+    assert "the app called increment" in exported and "count is 5" in exported
 
 
 def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook, lab: Lab) -> None:
@@ -180,7 +193,7 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook, la
             for o in cells[2].get("outputs", [])
             if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
         ]
-        return str(outputs[0]["data"].get("text/html", "")) if outputs else ""
+        return "".join(str(o["data"].get("text/html", "")) for o in outputs)
 
     notebook.page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
     assert "MCP App ui://notebook/add.html" in fallback() and "42" in fallback()

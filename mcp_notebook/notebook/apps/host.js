@@ -84,11 +84,18 @@ function safeUrl(url) {
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "mcpnb-app";
+  const label = document.createElement("div");
+  label.className = "mcpnb-app-label";
+  label.style.cssText = "font-size:var(--jp-ui-font-size0, 11px);color:var(--jp-ui-font-color2, #666);padding:2px 0";
+  const showLabel = () => {
+    label.textContent = model.get("label");
+    label.title = `${model.get("title")}: a page from this server, sandboxed (no access to JupyterLab)`;
+  };
   const status = document.createElement("div");
   status.className = "mcpnb-app-status";
   const asks = document.createElement("div");
   asks.className = "mcpnb-app-asks";
-  root.append(status, asks);
+  root.append(label, status, asks);
   el.append(root);
 
   let initialized = false;
@@ -330,6 +337,8 @@ function render({ model, el }) {
   });
   sizeWatch.observe(root);
 
+  model.on("change:label", showLabel);
+  showLabel();
   showStatus();
   load();
 
@@ -342,6 +351,7 @@ function render({ model, el }) {
     model.off("msg:custom", onCustom);
     model.off("change:html", load);
     model.off("change:status", showStatus);
+    model.off("change:label", showLabel);
     for (const name of ["tool_input", "tool_input_partial", "tool_result", "tool_cancelled"]) {
       model.off(`change:${name}`, onChange);
     }

@@ -68,7 +68,6 @@ class NotebookMCP(Protocol):
 
 __all__ = ["AppView", "open_app", "show_for_call"]
 
-_FROM_APP = " (from the app)"
 _ESM = resources.files(__package__).joinpath("host.js").read_text(encoding="utf-8")
 HOST_INFO = {"name": "mcp-notebook", "version": "0.1.0"}
 HOST_CAPABILITIES: dict[str, Any] = {
@@ -103,6 +102,7 @@ class AppView(anywidget.AnyWidget):
     html = t.Unicode("").tag(sync=True)
     status = t.Unicode("").tag(sync=True)
     title = t.Unicode("MCP App").tag(sync=True)
+    label = t.Unicode("").tag(sync=True)  # shown above the frame: whose app this is
     sandbox = t.Unicode(SANDBOX).tag(sync=True)
     policy = t.Unicode(csp_policy(None)).tag(sync=True)  # the proxy frame's CSP: the view inherits it
     allow = t.Unicode("").tag(sync=True)
@@ -123,6 +123,10 @@ class AppView(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self.api, self.server, self.tool, self.uri = api, server, dict(tool), uri
         self.title = f"MCP App {uri}"
+        tool_name = str(self.tool.get("name") or "")
+        self.source = f"{server}.{tool_name}" if tool_name else server  # whose app: SERVER.TOOL
+        self.label = f"sandboxed app · {server} · {tool_name or uri}"
+        self.from_app = f" (from the app of {self.source})"  # what the history says of the app's calls
         self.messages: list[dict[str, Any]] = []  # the bridge's trace: {"direction", "time", "message"}
         self.app_messages: list[dict[str, Any]] = []  # ui/message params, oldest first
         self.model_context: dict[str, Any] | None = None  # the last ui/update-model-context params
@@ -290,25 +294,27 @@ class AppView(anywidget.AnyWidget):
         handle = self.api.prepare(target, dict(arguments or {}))
         handle._auto_show = False
         self.calls.append(handle)
+        self._show(_said_bundle(f"the app ({self.label}) calls {name}"))
         index = len(self.activity.outputs)
         self._show(handle.live_bundle())
         answered = threading.Event()
 
         def changed(h: CallHandle) -> None:  # any thread: the runtime's, or the kernel's on a click
-            if not h.entry.decided_by.endswith(_FROM_APP):  # the history says who asked
-                h.entry.decided_by += _FROM_APP
+            if not h.entry.decided_by.endswith(self.from_app):  # the history says who asked
+                h.entry.decided_by += self.from_app
             outputs = list(self.activity.outputs)
             if index < len(outputs):
                 outputs[index] = {"output_type": "display_data", "data": h.live_bundle(), "metadata": {}}
                 self.activity.outputs = tuple(outputs)
             if h.done() and not answered.is_set():
                 answered.set()
+                self._refresh_display()  # the saved/exported fallback lists the app's calls
                 if h.result is not None:
                     self._reply(request_id, h.result)  # a denied call answers with its isError result
                 else:
                     self._fail(request_id, -32603, f"{h.label} {h.state}")
 
-        handle.entry.decided_by += _FROM_APP
+        handle.entry.decided_by += self.from_app
         handle.on_change(changed)
         if handle.state == "running":
             handle._launch()
@@ -365,30 +371,42 @@ class AppView(anywidget.AnyWidget):
 
     # ---- display -------------------------------------------------------------------------------------------
     def fallback_bundle(self) -> dict[str, str]:
-        """What a saved or exported notebook shows: the app's name and the tool's text content."""
+        """What a saved or exported notebook shows: whose app it is, the tool's text content, and the calls
+        the app made (each attributed to it)."""
         text = _text_of(self.tool_result)
-        head = f"MCP App {self.uri} (interactive in a live notebook)"
+        head = f"MCP App {self.uri}: {self.label} (interactive in a live notebook)"
         html = f'<div class="mcpnb-title">{esc(head)}</div>' + (pre_html(text, 20_000) if text else "")
-        return {"text/html": wrap(html), "text/plain": head + (f"\n{text}" if text else "")}
+        plain = head + (f"\n{text}" if text else "")
+        for handle in list(self.calls):
+            line = f"the app called {handle.entry.tool} {handle.entry.arguments}: {handle.state}"
+            answer = _text_of(handle.result) if handle.result is not None else ""
+            html += f'<div class="mcpnb-label">{esc(line)}</div>' + (pre_html(answer, 4000) if answer else "")
+            plain += f"\n{line}" + (f"\n{answer}" if answer else "")
+        return {"text/html": wrap(html), "text/plain": plain}
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = dict(self.fallback_bundle())
-        widget_bundle = self.box._repr_mimebundle_(**kwargs)
-        if isinstance(widget_bundle, tuple):
-            widget_bundle = widget_bundle[0]
-        bundle.update({k: v for k, v in (widget_bundle or {}).items() if k != "text/plain"})
-        return filter_bundle(bundle, kwargs.get("include"), kwargs.get("exclude"))
+        return filter_bundle(
+            _with_widget(self.fallback_bundle(), self.box, **kwargs),
+            kwargs.get("include"),
+            kwargs.get("exclude"),
+        )
 
     def show(self) -> None:
-        """Publish the view in the current cell (updated in place when the result arrives)."""
+        """Publish the view in the current cell, as two outputs: the app (its frame; never replaced, so the
+        app keeps its state) and under it the activity (approvals and calls from the app, messages it sent)
+        whose saved fallback (the result's text, the calls the app made) is updated as they happen."""
         import uuid
 
+        head = f"MCP App {self.uri}: {self.label} (interactive in a live notebook)"
+        static = {"text/html": wrap(f'<div class="mcpnb-title">{esc(head)}</div>'), "text/plain": head}
+        self.api._surface.publish(_with_widget(static, self))
         self._display_id = f"mcp-app-{uuid.uuid4().hex}"
-        self.api._surface.publish(self._repr_mimebundle_(), self._display_id)
+        self.api._surface.publish(_with_widget(self.fallback_bundle(), self.activity), self._display_id)
 
     def _refresh_display(self) -> None:
         if self._display_id is not None:
-            self.api._surface.publish(self._repr_mimebundle_(), self._display_id, update=True)
+            bundle = _with_widget(self.fallback_bundle(), self.activity)
+            self.api._surface.publish(bundle, self._display_id, update=True)
 
     def trace(self, *, diagram: bool = True) -> TraceView:
         """The bridge's messages (app = client, notebook = host), drawn as a sequence diagram by default."""
@@ -398,6 +416,19 @@ class AppView(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"<AppView {self.uri} of {self.server!r}: {len(self.messages)} bridge messages>"
+
+
+def _with_widget(bundle: dict[str, str], widget: w.DOMWidget, **kwargs: Any) -> dict[str, Any]:
+    """``bundle`` (the saved notebook's fallback) with ``widget``'s own view beside it (the widget's, not an
+    override's: AppView's own repr is its box, the frame and the activity)."""
+    widget_bundle = w.DOMWidget._repr_mimebundle_(widget, **kwargs)
+    if isinstance(widget_bundle, tuple):
+        widget_bundle = widget_bundle[0]
+    return {**bundle, **{k: v for k, v in (widget_bundle or {}).items() if k != "text/plain"}}
+
+
+def _said_bundle(text: str) -> dict[str, str]:
+    return {"text/html": wrap(f'<div class="mcpnb-label">{esc(text)}</div>'), "text/plain": text}
 
 
 def _kept_bundle(title: str, params: Mapping[str, Any]) -> dict[str, str]:

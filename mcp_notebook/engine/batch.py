@@ -16,7 +16,7 @@ import math
 import random
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -72,6 +72,8 @@ class BatchRun:
 
     total: int | None
     outcomes: list[RowOutcome] = field(default_factory=list)
+    #: every input row's label (a DataFrame's index, or 0..n-1), when the input has a length
+    labels: list[Any] | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
 
@@ -93,11 +95,23 @@ class BatchRun:
     def ordered(self) -> list[RowOutcome]:
         return sorted(self.outcomes, key=lambda o: o.position)
 
-    def to_pandas(self) -> Any:
-        """A DataFrame aligned with the input's index: the result's columns, then ``error``."""
-        from .tables import outcomes_frame
+    def to_pandas(self, columns: Sequence[str] = ()) -> Any:
+        """A DataFrame aligned with the input's index, one row per input row: the result's columns
+        (``columns`` among them even if no row returned them), then ``status`` and ``error``. A row that
+        did not run (the batch was cancelled or stopped first) is there too, ``status`` "not run"."""
+        from .tables import NOT_RUN, outcomes_frame
 
-        return outcomes_frame([(o.label, o.result, o.error) for o in self.ordered()])
+        rows: list[tuple[Any, Mapping[str, Any] | None, str | None]] = [
+            (o.label, o.result, o.error) for o in self.ordered()
+        ]
+        if self.labels is not None and len(rows) < len(self.labels):
+            ran = {o.position for o in self.outcomes}
+            missing = f"{NOT_RUN}: the batch ended before this row finished"
+            by_position = {o.position: row for o, row in zip(self.ordered(), rows, strict=True)}
+            rows = [
+                by_position[i] if i in ran else (label, None, missing) for i, label in enumerate(self.labels)
+            ]
+        return outcomes_frame(rows, columns)
 
 
 def single_argument(tool_def: Mapping[str, Any] | None) -> str | None:
@@ -127,6 +141,14 @@ def _frame_rows(frame: Any, na: Any) -> Rows:
         part = frame.iloc[start : start + _CHUNK]
         for label, record in zip(part.index, part.to_dict("records"), strict=True):
             yield label, {str(k): v for k, v in record.items() if present(v)}
+
+
+def input_labels(rows: Any, count: int | None) -> list[Any] | None:
+    """Every input row's label when the input has a length: a DataFrame's index, else 0..n-1."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(rows, pandas.DataFrame):
+        return list(rows.index)
+    return list(range(count)) if count is not None else None
 
 
 def rows_of(rows: Any, argument: str | None = None) -> tuple[Rows, int | None]:
@@ -201,6 +223,7 @@ async def call_many(
     source, count = rows_of(rows, argument)
     run = run if run is not None else BatchRun(count)
     run.total = count
+    run.labels = input_labels(rows, count)
     positions = iter(range(2**63))
     stop = asyncio.Event()
 

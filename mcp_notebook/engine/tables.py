@@ -12,10 +12,10 @@ leading ``index`` column (how a DataFrame with a non-default index travels) beco
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-__all__ = ["Shape", "outcomes_frame", "row_columns", "structured_of", "table_shape", "to_pandas"]
+__all__ = ["NOT_RUN", "Shape", "outcomes_frame", "row_columns", "structured_of", "table_shape", "to_pandas"]
 
 Shape = Literal["records", "columns", "values", "mapping", "scalar"]
 _SCALARS = (str, int, float, bool, type(None))
@@ -100,12 +100,31 @@ def row_columns(result: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(structured) if isinstance(structured, Mapping) else {"result": structured}
 
 
-def outcomes_frame(outcomes: list[tuple[Any, Mapping[str, Any] | None, str | None]]) -> Any:
-    """``(label, result, error)`` per row -> a DataFrame indexed by the labels: result columns, ``error``."""
+def outcomes_frame(
+    outcomes: list[tuple[Any, Mapping[str, Any] | None, str | None]], columns: Sequence[str] = ()
+) -> Any:
+    """``(label, result, error)`` per row -> a DataFrame indexed by the labels: result columns (``columns``
+    first, present even when no row produced them), then ``status`` ("ok", "failed", "not run") and
+    ``error``. A row that never ran has ``error`` starting with :data:`NOT_RUN`."""
     import pandas as pd  # asked for by the caller
 
-    records = [{**row_columns(result), "error": error} for _, result, error in outcomes]
+    records = [
+        {**row_columns(result), "status": _status(result, error), "error": error}
+        for _, result, error in outcomes
+    ]
     frame = pd.DataFrame.from_records(records, index=[label for label, _, _ in outcomes])
-    if "error" not in frame.columns:
-        frame["error"] = None
-    return frame[[c for c in frame.columns if c != "error"] + ["error"]]
+    for name in [*columns, "status", "error"]:
+        if name not in frame.columns:
+            frame[name] = None
+    first = [c for c in columns if c not in ("status", "error")]
+    rest = [c for c in frame.columns if c not in (*first, "status", "error")]
+    return frame[[*first, *rest, "status", "error"]]
+
+
+NOT_RUN = "not run"
+
+
+def _status(result: Mapping[str, Any] | None, error: str | None) -> str:
+    if error is not None and error.startswith(NOT_RUN):
+        return NOT_RUN
+    return "ok" if error is None and result is not None else "failed"

@@ -60,3 +60,29 @@ def test_an_approved_card_shows_its_result_in_its_own_cell(open_notebook: OpenNo
     expect(card).to_contain_text("Counted to 5.", timeout=KERNEL_TIMEOUT_MS)
     for other in (1, 3):
         expect(notebook.output(other)).not_to_contain_text("count_slowly")
+
+
+@both_frontends
+def test_to_pandas_on_a_batch_awaiting_approval_says_so(open_notebook: OpenNotebook) -> None:
+    """Before: an empty frame with only an "error" column, no warning (workshop 07 §5 then failed with
+    KeyError: 'result'). Now the cell says the batch is not finished; approved, every input row is there,
+    the one dividing by zero marked "failed"."""
+    rows = "[{'a': 1, 'b': 1}, {'a': 1, 'b': 0}, {'a': 6, 'b': 3}]"
+    notebook = open_notebook(
+        [
+            "%load_ext mcp_notebook",
+            CONNECT_DEMO,
+            f"batch = mcp.map('demo.divide', {rows})\nbatch",
+            "print(batch.to_pandas().to_string())",
+        ]
+    )
+    notebook.run_all()
+    expect(notebook.output(3)).to_contain_text("not finished: awaiting approval")
+    notebook.output(2).get_by_role("button", name="Approve").click()
+    expect(notebook.output(2)).to_contain_text("2 succeeded, 1 failed", timeout=KERNEL_TIMEOUT_MS)
+    notebook.run_cell(3)
+    table = notebook.output(3)
+    expect(table).not_to_contain_text("not finished")
+    expect(table).to_contain_text("failed")
+    expect(table).to_contain_text("cannot divide by zero")
+    assert notebook.output_text(3).count(" ok ") == 2, notebook.output_text(3)

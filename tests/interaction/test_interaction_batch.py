@@ -63,7 +63,7 @@ async def test_results_are_in_input_order_aligned_with_the_index_with_errors_col
     assert [o.label for o in run.outcomes] == ["a", "b", "c", "d"]
     table = run.to_pandas()
     assert list(table.index) == ["a", "b", "c", "d"]
-    assert list(table.columns) == ["twice", "error"]
+    assert list(table.columns) == ["twice", "status", "error"]
     assert table.loc["a", "twice"] == 2.0 and table.loc["d", "twice"] == 8.0
     assert "negative x" in table.loc["b", "error"] and pd.isna(table.loc["a", "error"])
     assert run.failed == 1 and state["most"] <= 3

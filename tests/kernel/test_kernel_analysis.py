@@ -93,13 +93,16 @@ def test_cancel_from_the_progress_bar_while_an_async_cell_awaits_the_batch(kerne
     )
     code = (
         "b = await mcp.map_async('slow', [{'x': i} for i in range(40)], concurrency=2)\n"
-        "print('state:', b.state, 'rows:', len(b.to_pandas()))"
+        "f = b.to_pandas()\n"
+        "print('state:', b.state, 'rows:', len(f), 'not run:', int((f['status'] == 'not run').sum()))"
     )
     seen = run_clicking(k, code, "Cancel call")
     out = texts(seen)
     assert "state: cancelled" in out
+    # one row per input row, those the cancel stopped marked "not run" (issue 19 item 4)
     rows = int(out.split("rows: ")[1].split()[0])
-    assert rows < 40
+    not_run = int(out.split("not run: ")[1].split()[0])
+    assert rows == 40 and not_run > 0
 
 
 def test_headless_batch_and_a_dataframe_tool_round_trip(kernel_factory: Any) -> None:

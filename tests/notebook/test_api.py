@@ -21,7 +21,7 @@ from traitlets.config import Config
 
 from mcp_notebook import Client, Context, Field, Server
 from mcp_notebook.notebook.api import NotebookError, NotebookMCP
-from mcp_notebook.notebook.calls.handle import WIDGET_MIME, CallHandle
+from mcp_notebook.notebook.calls.handle import WIDGET_MIME, CallHandle, NotFinished
 from mcp_notebook.notebook.calls.widgets import ElicitationCard, SamplingCard
 from mcp_notebook.notebook.forms.form import FormInvalid
 from tests.notebook import ipyshell
@@ -156,7 +156,12 @@ def test_a_remote_call_asks_returns_pending_at_once_and_runs_on_approve(
     mcp.connect("remote", remote)
     handle = mcp.call("remote.echo", message="hi")
     assert handle.state == "awaiting-approval"
-    assert handle.result is None and not handle.done()
+    assert not handle.done()
+    # issue 19 item 4: reading the result of a call awaiting approval says so (it was None, silently)
+    with pytest.raises(NotFinished, match="not finished: awaiting approval"):
+        _ = handle.result
+    with pytest.raises(NotFinished, match="awaiting approval"):
+        handle.to_pandas()
     shown = published(shell)
     assert len(shown) == 1
     display_id = shown[0]["transient"]["display_id"]

@@ -16,7 +16,7 @@ import pytest
 from mcp_notebook import Server
 from mcp_notebook.engine.batch import BatchError
 from mcp_notebook.notebook.api import NotebookMCP
-from mcp_notebook.notebook.calls.handle import WIDGET_MIME
+from mcp_notebook.notebook.calls.handle import WIDGET_MIME, NotFinished
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, published
 
@@ -68,6 +68,9 @@ def test_one_approval_for_the_whole_batch_then_a_frame_aligned_with_the_input(
     mcp.connect("demo", scoring_server())
     handle = mcp.map("demo.score", FRAME)
     assert handle.state == "awaiting-approval" and handle.label == "4 calls to demo.score"
+    # issue 19 item 4: before, this was an empty frame with only an "error" column, and no warning
+    with pytest.raises(NotFinished, match="not finished: awaiting approval"):
+        handle.to_pandas()
     shown = published(shell)[-1]["data"]
     assert WIDGET_MIME in shown and "awaiting approval: 4 calls to demo.score" in shown["text/plain"]
     card = handle._widgets["approval"]
@@ -79,7 +82,8 @@ def test_one_approval_for_the_whole_batch_then_a_frame_aligned_with_the_input(
     assert tool_calls(mcp, "demo") == 4  # approved once, called four times
     frame = handle.to_pandas()
     assert list(frame.index) == [10, 20, 30, 40]
-    assert list(frame.columns) == ["score", "rank", "error"]
+    assert list(frame.columns) == ["score", "rank", "status", "error"]
+    assert frame["status"].tolist() == ["ok", "ok", "failed", "ok"]
     assert frame.loc[20, "score"] == 1.0 and frame.loc[40, "score"] == 4.0  # empty cell: the default
     assert "must not be negative" in frame.loc[30, "error"] and pd.isna(frame.loc[10, "error"])
     text = published(shell)[-1]["data"]["text/plain"]
@@ -132,7 +136,12 @@ async def test_progress_bar_with_eta_and_cancel_keeps_the_finished_rows(
     gate.set()
     assert (await asyncio.wait_for(task, WAIT)) is handle and handle.state == "cancelled"
     frame = handle.to_pandas()
-    assert frame.loc[0, "y"] == 0 and len(frame) < 21  # what finished before the cancel is kept
+    # what finished before the cancel is kept, and every input row has its row (issue 19 item 4: before,
+    # only the finished rows were there)
+    assert frame.loc[0, "y"] == 0 and frame.loc[0, "status"] == "ok"
+    assert list(frame.index) == list(range(21))
+    not_run = frame[frame["status"] == "not run"]
+    assert len(not_run) > 0 and not_run["error"].str.startswith("not run").all()
     assert (
         "Cancelled" in handle.static_bundle()["text/plain"]
         or "cancelled" in handle.static_bundle()["text/plain"]

@@ -70,9 +70,14 @@ class BatchHandle(CallHandle):
         return {}  # the card shows the batch, not one call's arguments
 
     def to_pandas(self) -> Any:
-        """One row per input row (so far, if the batch was cancelled), indexed like the input: the
-        result's columns, then ``error`` (None for a row that succeeded)."""
-        return self.run.to_pandas()
+        """One row per input row, indexed like the input: the result's columns (those the tool's output
+        schema declares always among them), then ``status`` ("ok", "failed", "not run": the batch was
+        cancelled or stopped first) and ``error`` (None for a row that succeeded).
+
+        A running batch is waited for (``result_wait`` s); one awaiting approval raises
+        :class:`NotFinished` rather than return a frame with no rows (issue 19 item 4)."""
+        self._finished_result()
+        return self.run.to_pandas(_declared_columns(self.tool_def))
 
     @property
     def failures(self) -> list[RowOutcome]:
@@ -93,6 +98,19 @@ class BatchHandle(CallHandle):
             "text/html": wrap(html, error=self.run.failed > 0 and self.run.failed == self.run.done),
             "text/plain": text,
         }
+
+
+def _declared_columns(tool_def: Mapping[str, Any] | None) -> list[str]:
+    """The columns a row's result has, from the tool's output schema (through a ``result`` wrapper)."""
+    schema = (tool_def or {}).get("outputSchema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return []
+    if set(properties) == {"result"}:
+        inner = properties["result"]
+        inner_properties = inner.get("properties") if isinstance(inner, Mapping) else None
+        return list(inner_properties) if isinstance(inner_properties, Mapping) else ["result"]
+    return [str(name) for name in properties]
 
 
 def _label(label: Any) -> Any:

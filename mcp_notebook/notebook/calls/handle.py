@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ...engine.runtime import Runtime
     from ...engine.trace import Trace
 
-__all__ = ["TERMINAL", "TRANSITIONS", "CallCancelled", "CallHandle", "State", "Surface"]
+__all__ = ["TERMINAL", "TRANSITIONS", "CallCancelled", "CallHandle", "NotFinished", "State", "Surface"]
 
 log = logging.getLogger("mcp_notebook.notebook")
 
@@ -61,6 +61,14 @@ CallView = Callable[["CallHandle", dict[str, Any]], Any]  # (handle, its widget 
 
 class CallCancelled(Exception):
     """The call was cancelled (Cancel button, ``handle.cancel()``, a kernel interrupt)."""
+
+
+class NotFinished(RuntimeError):
+    """A result was read from a call that has not ended: it waits for a person (approval, a question),
+    or it still ran when the wait for it ran out. Nothing is read as empty in the meantime."""
+
+
+RESULT_WAIT = 60.0  # seconds reading a running call's result waits for it (``CallHandle.result_wait``)
 
 
 class Surface:
@@ -213,10 +221,33 @@ class CallHandle:
             if isinstance(p, dict) and "default" in p and k not in self.arguments
         }
 
+    result_wait: float = RESULT_WAIT  # seconds a read of a running call's result waits for its end
+
+    def _finished_result(self) -> dict[str, Any] | None:
+        """The result once the call has ended: a running call is waited for (``result_wait`` s, from any
+        thread), a call waiting for a person raises :class:`NotFinished` at once (issue 19 item 4: an
+        unfinished call is never read as an empty result)."""
+        if not self.done():
+            if self._needs_person():
+                why = "awaiting approval" if self._state == "awaiting-approval" else "waiting for your answer"
+                raise NotFinished(
+                    f"{self.label} is not finished: {why}. Approve or answer it in its cell, then read "
+                    "the result again (or 'await handle' in an async cell)."
+                )
+            try:
+                self.wait(self.result_wait)
+            except TimeoutError:
+                raise NotFinished(
+                    f"{self.label} is not finished: still {self._state} after {self.result_wait:g} s "
+                    "(handle.wait(timeout) waits longer; handle.cancel() stops it)"
+                ) from None
+        return self._result
+
     @property
     def result(self) -> dict[str, Any] | None:
-        """The ``CallToolResult`` (a denial is an ``isError`` result too); None while pending or failed."""
-        return self._result
+        """The ``CallToolResult`` (a denial is an ``isError`` result too); None if the call failed or was
+        cancelled. Waits for a running call; raises :class:`NotFinished` while it awaits a person."""
+        return self._finished_result()
 
     @property
     def error(self) -> BaseException | None:
@@ -225,12 +256,12 @@ class CallHandle:
 
     @property
     def content(self) -> list[Any]:
-        content = (self._result or {}).get("content")
+        content = (self._finished_result() or {}).get("content")
         return content if isinstance(content, list) else []
 
     @property
     def structured(self) -> Any:
-        return (self._result or {}).get("structuredContent")
+        return (self._finished_result() or {}).get("structuredContent")
 
     @property
     def text(self) -> str:
@@ -269,9 +300,10 @@ class CallHandle:
         such as ``result``), a Series (an array or object of scalars) or a scalar; imports pandas."""
         from ...engine.tables import to_pandas
 
-        if self._result is None:
-            raise RuntimeError(f"{self.label} has no result yet ({self._state})")
-        return to_pandas(self._result)
+        result = self._finished_result()
+        if result is None:
+            raise RuntimeError(f"{self.label} has no result ({self._state})")
+        return to_pandas(result)
 
     @property
     def is_error(self) -> bool:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__ as __version__
+
 if TYPE_CHECKING:
     from .auth.oauth import OAuth
     from .engine.cassette import Recording

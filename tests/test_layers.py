@@ -28,6 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcp_notebook"
 RANKS: dict[str, int] = {
     "errors": 0,
     "_jsonschema": 0,
+    "_version": 0,
     "protocol": 1,
     "tools": 2,
     "transports": 2,

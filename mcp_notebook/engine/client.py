@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from .._version import __version__
 from ..protocol import era as eras
 from ..protocol.errors import (
     JSONRPCError,
@@ -130,7 +131,7 @@ class Client(InputAnswers, TaskClientMixin):
         self.validate_output = validate_output
         self.extensions = dict(extensions or {})  # declared under capabilities.extensions (SEP-2133)
         self.trace = Trace(trace_size)
-        self._info = client_info or {"name": "mcp-notebook", "version": "0.1.0"}
+        self._info = client_info or {"name": "mcp-notebook", "version": __version__}
         self._session: Session | None = None
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None

@@ -22,6 +22,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
+from .._version import __version__
 from ..protocol import tasks as task_wire
 from ..protocol.modern import StateSealer
 from ..protocol.modern import state_key as _state_key
@@ -43,12 +44,7 @@ log = logging.getLogger("mcp_notebook.engine.server")
 F = TypeVar("F", bound=Callable[..., Any])
 Listener = Callable[[str, dict[str, Any]], Any]
 
-try:
-    from importlib.metadata import version as _dist_version
-
-    _VERSION = _dist_version("mcp-notebook")
-except Exception:  # not installed (running from a checkout)
-    _VERSION = "0.1.0"
+_VERSION = __version__
 
 
 class Server:

@@ -26,6 +26,7 @@ import anywidget
 import ipywidgets as w
 import traitlets as t
 
+from ..._version import __version__
 from ..calls.policy import AuditEntry
 from ..rendering.base import esc, json_pre, note_html, pre_html, wrap
 from ..rendering.views import TraceView, filter_bundle
@@ -69,7 +70,7 @@ class NotebookMCP(Protocol):
 __all__ = ["AppView", "open_app", "show_for_call"]
 
 _ESM = resources.files(__package__).joinpath("host.js").read_text(encoding="utf-8")
-HOST_INFO = {"name": "mcp-notebook", "version": "0.1.0"}
+HOST_INFO = {"name": "mcp-notebook", "version": __version__}
 HOST_CAPABILITIES: dict[str, Any] = {
     "openLinks": {},
     "serverTools": {},

@@ -39,6 +39,7 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.modern import LISTEN_FLAGS, META_LOG_LEVEL, META_SUBSCRIPTION_ID
 from ..protocol.session import has_capability
 from ..protocol.shapes import check_result
+from ..transports.base import STREAM_LOST
 from .client_inputs import _INPUT_METHODS, InputRequest
 
 if TYPE_CHECKING:
@@ -111,6 +112,7 @@ log = logging.getLogger("mcp_notebook.engine.client")
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 NotificationHandler = Callable[[dict[str, Any]], Any]  # params -> anything (sync or async)
+MAX_REISSUES = 2  # a request whose 2026 response stream broke is sent again at most this many times
 _MAX_RELISTENS = 5  # consecutive stream failures (no ack in between) before the client stops re-listening
 _LIST_FIELDS = frozenset({"resourceSubscriptions", "taskIds"})  # filter fields that are lists of values
 
@@ -399,7 +401,7 @@ async def modern_request(
     input handlers and retried with a new id (MRTR) until it is complete."""
     original = dict(params or {})
     for _ in range(eras.MAX_INPUT_ROUNDS):
-        result = await connection.request(method, with_meta(client, original), **options)
+        result = await _reissued(client, connection, method, with_meta(client, original), options)
         step = eras.read_result(method, result)
         if step is None:
             shaped = result
@@ -410,6 +412,24 @@ async def modern_request(
         responses = {key: await answer_modern(client, req) for key, req in step.requests.items()}
         original = eras.retry_params(original, step, responses)
     raise RemoteProtocolError(f"{method}: still input_required after {eras.MAX_INPUT_ROUNDS} rounds")
+
+
+async def _reissued(
+    client: Client, connection: Connection, method: str, params: dict[str, Any], options: dict[str, Any]
+) -> dict[str, Any]:
+    """One request; when its response stream broke before the answer (the transport says ``STREAM_LOST``),
+    sent again as a new request with a new id (2026-07-28 basic/transports/streamable-http: no resumption,
+    the client MUST re-issue it), at most :data:`MAX_REISSUES` times."""
+    for attempt in range(MAX_REISSUES + 1):
+        try:
+            return await connection.request(method, params, **options)
+        except JSONRPCError as exc:
+            lost = isinstance(exc.data, dict) and exc.data.get(STREAM_LOST) is True
+            if not lost or attempt == MAX_REISSUES:
+                raise
+            client.trace.record("note", f"{method}: the response stream broke; re-issued with a new id")
+            log.info("%s: %s: response stream lost, re-issuing (%d)", client.name, method, attempt + 1)
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def with_meta(client: Client, params: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import aiohttp
 
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, RequestId, serialize
 
-from .base import TransportClosed
+from .base import STREAM_LOST, TransportClosed
 from .sse import SSEDecoder, SSEEvent
 
 __all__ = [
@@ -139,10 +139,15 @@ def http_failure(resp: aiohttp.ClientResponse, body: str) -> str:
 
 
 def error_response(
-    request_id: RequestId | None, reason: str, *, status: int | None = None, body: str = ""
+    request_id: RequestId | None,
+    reason: str,
+    *,
+    status: int | None = None,
+    body: str = "",
+    stream_lost: bool = False,
 ) -> str:
     """A JSON-RPC error answering ``request_id``, so the waiting call fails with the HTTP reason."""
-    data: dict[str, Any] = {}
+    data: dict[str, Any] = {STREAM_LOST: True} if stream_lost else {}
     if status is not None:
         data["httpStatus"] = status
     if body:

@@ -26,10 +26,24 @@ from typing import Any, Protocol, runtime_checkable
 from ..protocol.errors import ConnectionClosedError
 from ..protocol.jsonrpc import RequestId
 
-__all__ = ["CREDENTIAL_NAME", "NeedsToolDefinitions", "Peer", "Serves", "Transport", "TransportClosed"]
+__all__ = [
+    "CREDENTIAL_NAME",
+    "STREAM_LOST",
+    "NeedsToolDefinitions",
+    "Peer",
+    "Serves",
+    "Transport",
+    "TransportClosed",
+]
 
 # A credential's name becomes the principal approval rules match (``NAME.TOOL``): no dots, no glob characters.
 CREDENTIAL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+
+
+#: In the ``data`` of the error a transport answers a request with when the request's 2026-07-28 response
+#: stream ended before its answer: the request is lost, and the client MUST re-issue it with a new id
+#: (basic/transports/streamable-http; no resumption in 2026-07-28). The engine does, a few times.
+STREAM_LOST = "streamLost"
 
 
 class TransportClosed(ConnectionClosedError):

@@ -372,7 +372,11 @@ class StreamableHTTPClientTransport:
         answered, _ = await self._read_stream(resp, state, request)
         failures = 0
         while not answered and not self._closed:
-            if state.last_event_id is None or request.id in self._modern:  # 2026: no resumption
+            if request.id in self._modern:  # 2026: no resumption; the engine re-issues the request
+                reason = "the SSE stream ended before the answer (2026-07-28: the request is lost)"
+                self._inbox.put(error_response(request.id, reason, stream_lost=True))
+                return
+            if state.last_event_id is None:
                 reason = "the server closed the SSE stream before answering (no event id to resume from)"
                 self._inbox.put(error_response(request.id, reason))
                 return

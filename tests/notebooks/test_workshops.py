@@ -11,6 +11,7 @@ kernel, a bounded time per cell, and its kernel is shut down however the run end
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -199,6 +200,10 @@ def test_workshop_runs_headless(name: str, monkeypatch: pytest.MonkeyPatch) -> N
         notebook, timeout=CELL_TIMEOUT, startup_timeout=60, kernel_name="python3", resources=where
     )
     client.execute()  # raises CellExecutionError (with the traceback) at the first failing cell
+    keep = os.environ.get("MCP_NOTEBOOK_EXECUTED_DIR")  # scripts/test: the docs site shows these runs
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, str(Path(keep) / f"{name}.ipynb"))
     errors = [
         output
         for cell in notebook.cells

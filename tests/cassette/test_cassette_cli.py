@@ -102,6 +102,34 @@ def test_verify_against_a_command(cassettes: dict[str, Path]) -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_verify_against_a_url(cassettes: dict[str, Path], tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcp_notebook",
+                "serve",
+                f"{SAMPLE}:changed",
+                "--http",
+                f"127.0.0.1:{port}",
+            ],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_listening(process, port, log)
+        run = cli("verify", str(cassettes["modern"]), f"http://127.0.0.1:{port}/mcp")
+    finally:
+        _stop(process)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "tools[echo].inputSchema.properties.loud" in run.stdout
+
+
 def test_verify_usage_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text('{"not": "a cassette"}\n')
     bad = cli("verify", str(tmp_path / "bad.jsonl"), f"{SAMPLE}:server")

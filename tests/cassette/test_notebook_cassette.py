@@ -146,6 +146,9 @@ async def test_exported_module_passes_the_notebook_cassette(shell: Any, tmp_path
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "all answered as recorded" in passed.stdout
 
+    served = _cli("verify", str(cassette), str(notebook))  # the notebook itself, by the command line
+    assert served.returncode == 0, served.stdout + served.stderr
+
     from mcp_notebook.notebook.notebook_file import load_notebook, unload_notebook
 
     served = load_notebook(notebook)  # and the notebook itself, served headless, passes it too

@@ -4,7 +4,8 @@ package, installed by ``scripts/install-peers.sh`` into ``.peers/apps``), over s
 
 The view shows what the host told it (tool input, result, theme, locale, container width), and has buttons
 that call the app-only tool ``increment`` through the bridge, grow the page (size-changed), send a
-``ui/message``, update the model context and ask to open a link.
+``ui/message``, update the model context, ask to open a link, ask for fullscreen (ui/request-display-mode)
+and ask to save a file (ui/download-file).
 
 Run: ``python tests/apps/sdk_apps_server.py PATH_TO/app-with-deps.js``
 """
@@ -29,6 +30,8 @@ VIEW = """<!doctype html>
 <div id="called"></div><div id="said"></div><div id="link"></div><div id="teardown"></div>
 <button id="increment">increment</button> <button id="grow">grow</button>
 <button id="say">say</button> <button id="open">open link</button>
+<button id="fullscreen">fullscreen</button> <button id="download">download</button>
+<div id="mode"></div><div id="ctxmode"></div><div id="downloaded"></div>
 <div id="tall"></div>
 <script type="module">
 __BUNDLE__
@@ -48,7 +51,23 @@ app.ontoolresult = (r) => {
   $("result").textContent = "result: " + r.content.map((b) => b.text).join(" ")
     + " / structured " + JSON.stringify(r.structuredContent);
 };
-app.onhostcontextchanged = (ctx) => showTheme(ctx);
+app.onhostcontextchanged = (ctx) => {
+  showTheme(ctx);
+  if (ctx.displayMode) {
+    const box = ctx.containerDimensions || {};
+    const size = box.width + "x" + (box.height || box.maxHeight);
+    $("ctxmode").textContent = "ctx: " + ctx.displayMode + " " + size;
+  }
+};
+$("fullscreen").onclick = async () => {
+  const r = await app.requestDisplayMode({ mode: "fullscreen" });
+  $("mode").textContent = "mode: " + r.mode;
+};
+$("download").onclick = async () => {
+  const r = await app.downloadFile({ contents: [{ type: "resource",
+    resource: { uri: "file:///exports/counter.txt", mimeType: "text/plain", text: "count 3" } }] });
+  $("downloaded").textContent = "downloaded: " + JSON.stringify(r);
+};
 app.onteardown = async () => { $("teardown").textContent = "torn down"; return {}; };
 $("increment").onclick = async () => {
   $("called").textContent = "calling";
@@ -72,7 +91,8 @@ await app.connect();
 const ctx = app.getHostContext();
 showTheme(ctx);
 $("context").textContent = "locale: " + ctx.locale + " width: " + (ctx.containerDimensions || {}).width
-  + " mode: " + ctx.displayMode + " tool: " + (ctx.toolInfo ? ctx.toolInfo.tool.name : "none");
+  + " mode: " + ctx.displayMode + " tool: " + (ctx.toolInfo ? ctx.toolInfo.tool.name : "none")
+  + " modes: " + (ctx.availableDisplayModes || []).join(",");
 $("status").textContent = "connected to " + app.getHostVersion().name;
 </script>
 </body></html>

@@ -79,6 +79,34 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
     notebook.command("apputils:change-theme", {"theme": "JupyterLab Light"})
     expect(app.locator("#theme")).to_have_text("theme: light")
 
+    # display modes: the app asks for fullscreen (an overlay over the notebook's whole area: JupyterLab's
+    # panels contain fixed positioning), the person brings it back inline, then picks picture-in-picture;
+    # the app hears each as host-context-changed, and keeps its state
+    expect(app.locator("#context")).to_contain_text("modes: inline,fullscreen,pip")
+    app.locator("#fullscreen").click()
+    expect(app.locator("#mode")).to_have_text("mode: fullscreen")
+    expect(app.locator("#ctxmode")).to_contain_text("ctx: fullscreen")
+    expect(card).to_contain_text("The app is shown fullscreen.")
+    box, area = frame_element.bounding_box(), notebook.panel.locator(".jp-WindowedPanel-outer").bounding_box()
+    assert box is not None and area is not None
+    assert box["width"] > area["width"] - 40 and box["height"] > area["height"] - 60, (box, area)
+    card.locator("button.mcpnb-app-mode-inline").click()
+    expect(app.locator("#ctxmode")).to_contain_text("ctx: inline")
+    card.locator("button.mcpnb-app-mode-pip").click()
+    expect(app.locator("#ctxmode")).to_contain_text("ctx: pip")
+    box = frame_element.bounding_box()
+    assert box is not None and box["width"] <= 480 and box["x"] > 640, box  # small, in the right corner
+    expect(app.locator("#called")).to_have_text("called: count is 5")  # same page: nothing reloaded
+
+    # ui/download-file: a card names the file; only Save writes it (the browser's download)
+    app.locator("#download").click()
+    expect(card).to_contain_text("The app asks to save a file: counter.txt (text/plain, 7 bytes)")
+    with notebook.page.expect_download() as download:
+        card.get_by_role("button", name="Save", exact=True).click()
+    assert download.value.suggested_filename == "counter.txt"
+    assert Path(download.value.path()).read_text() == "count 3"
+    expect(app.locator("#downloaded")).to_have_text("downloaded: {}")
+
     # ui/open-link asks first; declining answers isError
     app.locator("#open").click()
     expect(card).to_contain_text("The app asks to open https://modelcontextprotocol.io/")
@@ -95,7 +123,8 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
         "v = h.app\n"
         "print(v.app_messages[0]['content'][0]['text'], '|', v.model_context['content'][0]['text'])\n"
         "print(sorted({e.kind for e in mcp.audit.entries()}))\n"
-        "print(v.calls[0].entry.decided_by, v.torn_down)",
+        "print(v.calls[0].entry.decided_by, v.torn_down)\n"
+        "print('mode', v.display_mode)\nv.display_mode = 'inline'",
         "h.app.teardown()",
     ]
     for source in new_cells:
@@ -112,6 +141,8 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
     assert "please double it | count shown: 3" in kernel_view
     assert "app-message" in kernel_view and "app-context" in kernel_view and "open-link" in kernel_view
     assert "you: approved (from the app of counter.show_counter) None" in kernel_view  # no teardown yet
+    assert "mode pip" in kernel_view and "app-download" in kernel_view
+    expect(app.locator("#ctxmode")).to_contain_text("ctx: inline")  # set from code
     notebook.run_cell(count - 1)
     expect(frame_element).to_have_count(0)  # the frame goes once the app answered ui/resource-teardown
     notebook.run_cell(count - 2)  # v.torn_down, read by a later cell (the comm answer arrived meanwhile)

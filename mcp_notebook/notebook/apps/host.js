@@ -52,6 +52,18 @@ const proxyDocument = (policy) => `<!doctype html><html><head><meta http-equiv="
 })();
 <\/script></body></html>`;
 const MIN_HEIGHT = 24;
+const MODES = ["inline", "fullscreen", "pip"];
+const MODE_STYLE = {
+  inline: "",
+  fullscreen:
+    "position:fixed;inset:0;z-index:10000;display:flex;flex-direction:column;box-sizing:border-box;padding:4px 8px;" +
+    "background:var(--jp-layout-color0, #fff)",
+  pip:
+    "position:fixed;right:16px;bottom:16px;width:min(480px, 45vw);height:min(340px, 45vh);z-index:10000;display:flex;" +
+    "flex-direction:column;box-sizing:border-box;padding:4px;background:var(--jp-layout-color0, #fff);" +
+    "border:1px solid var(--jp-border-color1, #ccc);box-shadow:0 4px 16px rgba(0,0,0,.3)",
+};
+const MAX_DOWNLOAD = 50 * 1024 * 1024; // bytes, per file
 
 function theme() {
   // JupyterLab marks the body with the current theme's lightness
@@ -95,8 +107,29 @@ function render({ model, el }) {
   status.className = "mcpnb-app-status";
   const asks = document.createElement("div");
   asks.className = "mcpnb-app-asks";
-  root.append(label, status, asks);
-  el.append(root);
+  const head = document.createElement("div");
+  head.className = "mcpnb-app-head";
+  head.style.cssText = "display:flex;align-items:center;gap:6px";
+  const modeButtons = {};
+  const modeBar = document.createElement("span");
+  modeBar.className = "mcpnb-app-modes";
+  modeBar.style.cssText = "margin-left:auto;display:flex;gap:4px";
+  for (const [name, text] of [["inline", "inline"], ["pip", "picture-in-picture"], ["fullscreen", "fullscreen"]]) {
+    const button = document.createElement("button");
+    button.className = `mcpnb-app-mode mcpnb-app-mode-${name}`;
+    button.textContent = text;
+    button.title = `show the app ${text}`;
+    button.style.cssText = "font-size:var(--jp-ui-font-size0, 11px)";
+    modeBar.append(button);
+    modeButtons[name] = button;
+  }
+  head.append(label, modeBar);
+  // what stays in the output while the app is shown elsewhere (fullscreen, picture-in-picture)
+  const away = document.createElement("div");
+  away.className = "mcpnb-app-away";
+  away.style.display = "none";
+  root.append(head, status, asks);
+  el.append(away, root);
 
   let initialized = false;
   let delivered = { input: false, partial: null, result: false, cancelled: false };
@@ -161,16 +194,26 @@ function render({ model, el }) {
       setTimeout(() => pending.delete(id) && reject(new Error(`${method}: no answer in ${ms} ms`)), ms);
     });
 
-  const dimensions = () => ({
-    width: Math.round(root.getBoundingClientRect().width) || undefined,
-    maxHeight: model.get("max_height"),
-  });
+  // ---- display modes: inline (in the output), fullscreen (a full-window overlay), pip (a small window
+  // fixed in a corner). The frame is never moved in the DOM (a moved iframe reloads): only its box's
+  // position changes, so the app keeps its state across modes.
+  let mode = "inline";
+  let appModes = null; // what the app said it supports (ui/initialize appCapabilities.availableDisplayModes)
+  let inlineHeight = null;
+  const offered = () => MODES.filter((m) => !appModes || appModes.includes(m) || m === "inline");
+  const dimensions = () => {
+    if (mode === "inline") {
+      return { width: Math.round(root.getBoundingClientRect().width) || undefined, maxHeight: model.get("max_height") };
+    }
+    const box = frame ? frame.getBoundingClientRect() : root.getBoundingClientRect();
+    return { width: Math.round(box.width) || undefined, height: Math.round(box.height) || undefined };
+  };
   const context = () => {
     const context = {
       theme: theme(),
       styles: { variables: styleVariables() },
-      displayMode: "inline",
-      availableDisplayModes: ["inline"],
+      displayMode: mode,
+      availableDisplayModes: offered(),
       containerDimensions: dimensions(),
       locale: navigator.language,
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
@@ -211,7 +254,8 @@ function render({ model, el }) {
     const height = Number(params && params.height);
     if (Number.isFinite(height)) {
       const bounded = Math.max(MIN_HEIGHT, Math.min(Math.ceil(height), model.get("max_height")));
-      if (frame) frame.style.height = `${bounded}px`;
+      inlineHeight = `${bounded}px`;
+      if (frame && mode === "inline") frame.style.height = inlineHeight; // elsewhere the box decides
     }
   };
 
@@ -240,9 +284,117 @@ function render({ model, el }) {
     asks.append(card);
   };
 
+  const setMode = (next, by) => {
+    if (!offered().includes(next) || next === mode) return;
+    mode = next;
+    root.dataset.mode = next;
+    root.style.cssText = MODE_STYLE[next];
+    if (frame) {
+      if (next === "inline") {
+        frame.style.flex = "";
+        frame.style.height = inlineHeight || `${model.get("height")}px`;
+      } else {
+        frame.style.flex = "1 1 auto";
+        frame.style.height = "0";
+      }
+    }
+    away.style.display = next === "inline" ? "none" : "";
+    away.textContent = next === "inline" ? "" : `The app is shown ${next === "pip" ? "picture-in-picture" : "fullscreen"}. `;
+    if (next !== "inline") {
+      const back = document.createElement("button");
+      back.textContent = "back inline";
+      back.onclick = () => setMode("inline", "person");
+      away.append(back);
+    }
+    showModes();
+    if (model.get("display_mode") !== next) {
+      model.set("display_mode", next);
+      model.save_changes();
+    }
+    copy("decision", { method: "display-mode", mode: next, by }, true);
+    if (initialized) notify("ui/notifications/host-context-changed", { displayMode: next, containerDimensions: dimensions() });
+  };
+  const showModes = () => {
+    for (const [name, button] of Object.entries(modeButtons)) {
+      button.style.display = offered().includes(name) && name !== mode ? "" : "none";
+    }
+  };
+  for (const [name, button] of Object.entries(modeButtons)) button.onclick = () => setMode(name, "person");
+  const onKey = (event) => {
+    if (event.key === "Escape" && mode === "fullscreen") setMode("inline", "person");
+  };
+  document.addEventListener("keydown", onKey);
+
+  // ui/download-file: a card says what the app wants to save (names, types, sizes); nothing is written
+  // until the person clicks Save, and then the browser's own download (its save dialog, if so set) does it.
+  const fileName = (uri, index) => {
+    let name = "";
+    try {
+      name = decodeURIComponent(new URL(uri).pathname.split("/").pop() || "");
+    } catch {
+      name = "";
+    }
+    name = name.replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, "_").replace(/^\.+/, "").slice(0, 120);
+    return name || `download-${index + 1}`;
+  };
+  const askToDownload = (message) => {
+    const contents = (message.params && Array.isArray(message.params.contents) && message.params.contents) || [];
+    const files = [];
+    for (const [index, item] of contents.entries()) {
+      const resource = item && item.type === "resource" && item.resource;
+      if (!resource || typeof resource.uri !== "string") continue; // links are not fetched by this host
+      let bytes = null;
+      if (typeof resource.text === "string") bytes = new TextEncoder().encode(resource.text);
+      else if (typeof resource.blob === "string") {
+        try {
+          bytes = Uint8Array.from(atob(resource.blob), (c) => c.charCodeAt(0));
+        } catch {
+          bytes = null;
+        }
+      }
+      if (!bytes || bytes.length > MAX_DOWNLOAD) continue;
+      files.push({ name: fileName(resource.uri, index), type: String(resource.mimeType || "application/octet-stream"), bytes });
+    }
+    if (!files.length) return reply(message.id, { isError: true });
+    const card = document.createElement("div");
+    card.className = "mcpnb-app-ask mcpnb-app-download";
+    const text = document.createElement("span");
+    const listed = files.map((f) => `${f.name} (${f.type}, ${f.bytes.length} bytes)`).join(", ");
+    text.textContent = `The app asks to save ${files.length === 1 ? "a file" : `${files.length} files`}: ${listed} `;
+    const save = document.createElement("button");
+    save.textContent = "Save";
+    const no = document.createElement("button");
+    no.textContent = "Don't save";
+    const done = (saved) => {
+      card.remove();
+      copy("decision", { method: "ui/download-file", files: files.map((f) => f.name), saved }, true);
+      reply(message.id, saved ? {} : { isError: true });
+    };
+    save.onclick = () => {
+      for (const file of files) {
+        const url = URL.createObjectURL(new Blob([file.bytes], { type: file.type }));
+        const link = document.createElement("a");
+        link.href = url;
+        link.download = file.name;
+        link.rel = "noopener";
+        document.body.append(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      }
+      done(true);
+    };
+    no.onclick = () => done(false);
+    card.append(text, save, no);
+    asks.append(card);
+  };
+
   const local = {
     "ui/initialize": (m) => {
       const asked = m.params && m.params.protocolVersion;
+      const declared = m.params && m.params.appCapabilities && m.params.appCapabilities.availableDisplayModes;
+      appModes = Array.isArray(declared) ? declared.filter((d) => MODES.includes(d)) : null;
+      showModes();
       reply(m.id, {
         protocolVersion: asked === PROTOCOL ? asked : PROTOCOL,
         hostInfo: model.get("host_info"),
@@ -255,8 +407,12 @@ function render({ model, el }) {
       deliver();
     },
     "ui/notifications/size-changed": (m) => resize(m.params),
-    "ui/request-display-mode": (m) => reply(m.id, { mode: "inline" }),
+    "ui/request-display-mode": (m) => {
+      setMode(m.params && m.params.mode, "app");
+      reply(m.id, { mode });
+    },
     "ui/open-link": askToOpen,
+    "ui/download-file": askToDownload,
     ping: (m) => reply(m.id, {}),
   };
 
@@ -338,7 +494,10 @@ function render({ model, el }) {
   sizeWatch.observe(root);
 
   model.on("change:label", showLabel);
+  const modeFromKernel = () => setMode(model.get("display_mode"), "code");
+  model.on("change:display_mode", modeFromKernel);
   showLabel();
+  showModes();
   showStatus();
   load();
 
@@ -352,6 +511,8 @@ function render({ model, el }) {
     model.off("change:html", load);
     model.off("change:status", showStatus);
     model.off("change:label", showLabel);
+    model.off("change:display_mode", modeFromKernel);
+    document.removeEventListener("keydown", onKey);
     for (const name of ["tool_input", "tool_input_partial", "tool_result", "tool_cancelled"]) {
       model.off(`change:${name}`, onChange);
     }

@@ -73,6 +73,7 @@ _ESM = resources.files(__package__).joinpath("host.js").read_text(encoding="utf-
 HOST_INFO = {"name": "mcp-notebook", "version": __version__}
 HOST_CAPABILITIES: dict[str, Any] = {
     "openLinks": {},
+    "downloadFile": {},
     "serverTools": {},
     "serverResources": {},
     "logging": {},
@@ -104,6 +105,9 @@ class AppView(anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
     title = t.Unicode("MCP App").tag(sync=True)
     label = t.Unicode("").tag(sync=True)  # shown above the frame: whose app this is
+    # inline (in the output), fullscreen (a full-window overlay) or pip (a small window in a corner); set by
+    # the person (the buttons above the frame), the app (ui/request-display-mode) or code
+    display_mode = t.Enum(["inline", "fullscreen", "pip"], "inline").tag(sync=True)
     sandbox = t.Unicode(SANDBOX).tag(sync=True)
     policy = t.Unicode(csp_policy(None)).tag(sync=True)  # the proxy frame's CSP: the view inherits it
     allow = t.Unicode("").tag(sync=True)
@@ -251,8 +255,12 @@ class AppView(anywidget.AnyWidget):
             return
         if kind == "out":  # the front end spoke to the app itself (initialize answer, notifications)
             self._record("in", message)
-        elif kind == "decision":
-            self._audit("open-link", message if isinstance(message, Mapping) else {}, "done")
+        elif kind == "decision" and isinstance(message, Mapping):
+            # the person's answers to the app's asks (open a link, save files), for the history; a display
+            # mode change is kept in display_mode (synced) and needs no entry
+            audited = {"ui/open-link": "open-link", "ui/download-file": "app-download"}
+            if message.get("method") in audited:
+                self._audit(audited[str(message.get("method"))], message, "done")
         elif kind == "in":
             self._record("out", message)
             if not content.get("handled") and isinstance(message, Mapping):

@@ -124,7 +124,10 @@ class TaskClientMixin:
                 )
             return None
         if not offers:
-            raise LocalProtocolError(f"the server does not run tools/call as tasks; tool {name!r} cannot be")
+            raise LocalProtocolError(
+                f"tool {name!r} cannot be called as a task: the server does not declare "
+                "tasks.requests.tools.call"
+            )
         if support == "forbidden":
             raise LocalProtocolError(
                 f"tool {name!r} does not support tasks (execution.taskSupport forbidden)"

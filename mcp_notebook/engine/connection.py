@@ -396,10 +396,10 @@ class Connection:
         except JSONRPCError as exc:
             text = self.session.send_error(incoming.id, exc.code, exc.message, exc.data)
         except Exception as exc:
-            log.exception("%s: handler for %s failed", self.name, incoming.method)
-            text = self.session.send_error(
-                incoming.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
-            )
+            # the exception (its type too: KeyError names what was looked up) stays in the server's log;
+            # the peer learns only that the request failed inside the server
+            log.exception("%s: handler for %s failed: %s", self.name, incoming.method, type(exc).__name__)
+            text = self.session.send_error(incoming.id, INTERNAL_ERROR, "Internal error")
         finally:
             self._running.pop(incoming.id, None)
         return text

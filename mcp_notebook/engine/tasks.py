@@ -281,11 +281,8 @@ class TaskManager:
             except JSONRPCError as exc:
                 result, error = None, exc.to_wire()
             except Exception as exc:
-                log.exception("task %s failed", record.record_id)
-                result, error = (
-                    None,
-                    {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}"},
-                )
+                log.exception("task %s failed: %s", record.record_id, type(exc).__name__)
+                result, error = None, {"code": INTERNAL_ERROR, "message": "Internal error"}  # no type leaked
             finally:
                 watcher.cancel()
             try:

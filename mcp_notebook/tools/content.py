@@ -188,7 +188,12 @@ class ToolResult:
     def to_wire(self) -> Wire:
         result: Wire = {"content": [_block(item) for item in self.content]}
         if self.structured is not None:
-            result["structuredContent"] = finite(to_jsonable(self.structured))
+            structured = finite(to_jsonable(self.structured))
+            # one shape in every era, as for a function returning a list: 2025-11-25 requires an object
+            # (issue 20: an array went bare to 2026-07-28 sessions and wrapped to older ones)
+            result["structuredContent"] = (
+                structured if isinstance(structured, dict) else {"result": structured}
+            )
         if self.is_error:
             result["isError"] = True
         if self.meta is not None:

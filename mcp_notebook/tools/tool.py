@@ -183,10 +183,9 @@ def _output_schema(fn: Callable[..., Any], requested: dict[str, Any] | bool | No
         # up to 2025-11-25 an outputSchema's root MUST be an object (server/tools#output-schema): any other
         # schema describes the value under "result", as for a function returning a list or a number
         return {"type": "object", "properties": {"result": requested}, "required": ["result"]}, True
-    # an explicit schema: wrap results only if it says so itself, i.e. it has exactly a required "result"
-    return requested, requested.get("required") == ["result"] and set(requested.get("properties", {})) == {
-        "result"
-    }
+    # an explicit object schema describes structuredContent itself: the value is never wrapped, even when
+    # the schema looks like our {"result": ...} wrapper (wrapping then nested it twice and failed every call)
+    return requested, False
 
 
 _TASK_SUPPORT = ("forbidden", "optional", "required")

@@ -1,6 +1,7 @@
 """Audit item 6: ``ToolResult(structured=[1, 2, 3])`` went to a 2025-11-25 session as an array
 ``structuredContent`` (legacy versions require an object) and with no text copy. Now legacy sessions get
-``{"result": [...]}``, 2026-07-28 ones the array (allowed there), and both a text copy of the JSON."""
+``{"result": [...]}``, and so do 2026-07-28 ones (issue 20: one shape in both eras; it was the bare
+array there), both with a text copy of the JSON."""
 
 from __future__ import annotations
 
@@ -30,11 +31,11 @@ async def test_audit_06_a_legacy_session_gets_an_object_and_a_text_copy() -> Non
     assert [json.loads(block["text"]) for block in result["content"]] == [{"result": [1, 2, 3]}]  # was []
 
 
-async def test_audit_06_a_modern_session_gets_the_array_and_a_text_copy() -> None:
+async def test_audit_06_a_modern_session_gets_the_same_object_and_a_text_copy() -> None:
     async with Client(make_server(), era="modern", timeout=20) as client:
         result = await client.call_tool("numbers")
-    assert result["structuredContent"] == [1, 2, 3]
-    assert [json.loads(block["text"]) for block in result["content"]] == [[1, 2, 3]]
+    assert result["structuredContent"] == {"result": [1, 2, 3]}  # issue 20: was [1, 2, 3] (legacy: wrapped)
+    assert [json.loads(block["text"]) for block in result["content"]] == [{"result": [1, 2, 3]}]
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_notebook import Server
+from mcp_notebook import Client, Server
+from mcp_notebook.protocol.errors import INTERNAL_ERROR, JSONRPCError, LocalProtocolError
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -35,3 +36,72 @@ def test_http_https_and_data_icons_are_kept() -> None:
 
     tool = server.tools.get("f")
     assert tool is not None and tool.definition["icons"] == icons
+
+
+def leaky_server() -> Server:
+    server = Server("leaky")
+
+    @server.resource("res://boom")
+    def boom() -> str:
+        raise KeyError("customer-ssn")
+
+    @server.prompt
+    def broken() -> str:
+        raise ValueError("internal detail")
+
+    return server
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_raising_resource_or_prompt_does_not_leak_its_exception(era: str) -> None:
+    async with Client(leaky_server(), era=era, timeout=20) as client:
+        for call in (lambda: client.read_resource("res://boom"), lambda: client.get_prompt("broken")):
+            with pytest.raises(JSONRPCError) as failed:
+                await call()
+            assert failed.value.code == INTERNAL_ERROR
+            text = str(failed.value)
+            assert "Error" not in text.replace("Internal error", "").replace(
+                "JSON-RPC error", ""
+            )  # was KeyError
+            assert "customer-ssn" not in text and "internal detail" not in text
+
+
+async def test_the_refusal_to_run_a_task_says_the_whole_sentence() -> None:
+    server = Server("no-tasks")
+    server.tasks_enabled = False
+
+    @server.tool
+    def f() -> str:
+        return "x"
+
+    async with Client(server, era="legacy", timeout=20) as client:
+        await client.list_tools()
+        with pytest.raises(LocalProtocolError, match=r"'f' cannot be called as a task: the server does not"):
+            await client.call_tool("f", task=True)  # was: "... tool 'f' cannot be"
+
+
+def test_an_explicit_object_schema_shaped_like_the_wrapper_is_not_wrapped_twice() -> None:
+    schema = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    server = Server("wrapper")
+
+    @server.tool(output_schema=schema)
+    def f() -> dict[str, int]:
+        return {"result": 5}
+
+    tool = server.tools.get("f")
+    assert tool is not None and tool.definition["outputSchema"] == schema
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_an_explicit_wrapper_shaped_schema_calls_succeed(era: str) -> None:
+    schema = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    server = Server("wrapper")
+
+    @server.tool(output_schema=schema)
+    def f() -> dict[str, int]:
+        return {"result": 5}
+
+    async with Client(server, era=era, timeout=20) as client:
+        result = await client.call_tool("f")
+    assert not result.get("isError"), result  # was: {"result": {"result": 5}}, refused by the schema
+    assert result["structuredContent"] == {"result": 5}

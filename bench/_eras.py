@@ -46,7 +46,7 @@ async def _client(impl: str, transport: str, era: str, urls: dict[str, str]) -> 
         target = [PYTHON, PEERS, impl, "stdio"]
     else:
         target = urls[impl]
-    if impl == "ours":
+    if impl in ("ours", "ours-off"):
         from mcp_notebook import Client
 
         async with Client(target, era=era) as ours:  # type: ignore[arg-type]
@@ -82,7 +82,7 @@ async def _sequential(settings: Settings, urls: dict[str, str]) -> dict[tuple[st
     for _ in range(settings.rounds):  # interleaved: drift hits every variant alike
         for transport in TRANSPORTS:
             for era in ERAS:
-                for impl in ("ours", "sdk"):
+                for impl in ("ours", "ours-off", "sdk") if transport == "http" else ("ours", "sdk"):
                     async with _client(impl, transport, era, urls) as call:
                         await call()
                         rate = await calls_per_second(call, settings)
@@ -94,8 +94,9 @@ def _concurrent(settings: Settings, urls: dict[str, str]) -> dict[tuple[str, str
     rates: dict[tuple[str, str], list[float]] = {}
     for _ in range(settings.rounds):
         for era in ERAS:
-            for impl in ("ours", "sdk"):
-                cmd = [PYTHON, LOADGEN, urls[impl], "--client", impl, "--era", era, "--clients", "16"]
+            for impl in ("ours", "ours-off", "sdk"):
+                client = "sdk" if impl == "sdk" else "ours"
+                cmd = [PYTHON, LOADGEN, urls[impl], "--client", client, "--era", era, "--clients", "16"]
                 cmd += ["--budget", str(settings.budget), "--warmup", str(min(settings.warmup_calls, 20))]
                 done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
                 if done.returncode != 0:
@@ -107,8 +108,8 @@ def _concurrent(settings: Settings, urls: dict[str, str]) -> dict[tuple[str, str
 
 def run(settings: Settings) -> Section:
     section = Section("eras", "8. Both eras: tools/call echo, each library's own client and server (calls/s)")
-    section.headers = ["transport, load", "era", "ours", "SDK", "ours / SDK", "target"]
-    with http_servers() as urls:
+    section.headers = ["transport, load", "era", "ours", "SDK", "ours / SDK", "target", "limits off / SDK"]
+    with http_servers(limits_off=True) as urls:
         sequential = asyncio.run(_sequential(settings, urls))
         concurrent = _concurrent(settings, urls)
     labels = {"memory": "in memory, sequential", "stdio": "stdio, sequential", "http": "HTTP, sequential"}
@@ -117,18 +118,23 @@ def run(settings: Settings) -> Section:
             ours, sdk = (sequential[(transport, era, impl)] for impl in ("ours", "sdk"))
             ratio = median(ours) / median(sdk)
             target = TARGETS[transport]
+            off = sequential.get((transport, era, "ours-off"))
+            off_cell = f"{fmt_ratio(median(off) / median(sdk))} ({cell(off)})" if off else ""
             section.rows.append(
-                [labels[transport], era, cell(ours), cell(sdk), fmt_ratio(ratio), f">= {target:g}x"]
+                [labels[transport], era, cell(ours), cell(sdk), fmt_ratio(ratio), f">= {target:g}x", off_cell]
             )
             section.ratios.append(Ratio(f"{labels[transport]} ({era} era)", ratio, target))
     for era in ERAS:
-        ours, sdk = (concurrent[(era, impl)] for impl in ("ours", "sdk"))
+        ours, off, sdk = (concurrent[(era, impl)] for impl in ("ours", "ours-off", "sdk"))
         ratio = median(ours) / median(sdk)
+        off_cell = f"{fmt_ratio(median(off) / median(sdk))} ({cell(off)})"
         section.rows.append(
-            ["HTTP, 16 concurrent clients", era, cell(ours), cell(sdk), fmt_ratio(ratio), ">= 5x"]
+            ["HTTP, 16 concurrent clients", era, cell(ours), cell(sdk), fmt_ratio(ratio), ">= 5x", off_cell]
         )
         section.ratios.append(Ratio(f"HTTP 16 concurrent clients ({era} era)", ratio, TARGETS["http16"]))
     section.notes = [
+        "Ours over HTTP with the default HTTPLimits a user gets; the last column: ours with the rate limit "
+        "off (its calls/s in brackets), same run.",
         "legacy: ours era='legacy', SDK mode='legacy' (initialize, 2025-11-25). modern: ours era='modern', "
         "SDK default mode='auto' (server/discover, then stateless 2026-07-28 requests).",
         "In the modern era the tools list is cached for the server's ttlMs (our server's default TTL); a "

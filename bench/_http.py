@@ -42,9 +42,12 @@ def available() -> str | None:
 
 
 @contextlib.contextmanager
-def http_servers() -> Iterator[dict[str, str]]:
-    """Both servers listening; stopped by PID, and their ports checked closed, when the block ends."""
+def http_servers(*, limits_off: bool = False) -> Iterator[dict[str, str]]:
+    """Both servers listening (ours with the default limits); stopped by PID, and their ports checked closed,
+    when the block ends. ``limits_off``: a third, "ours-off", ours with the rate limit off."""
     ports = {"ours": free_port(), "sdk": free_port()}
+    if limits_off:
+        ports["ours-off"] = free_port()
     with contextlib.ExitStack() as stack:
         for impl, port in ports.items():
             proc = stack.enter_context(started([PYTHON, PEERS, impl, "http", str(port)], cwd=ROOT))
@@ -80,22 +83,31 @@ def run(settings: Settings) -> Section:
     # (load kind, concurrency, server) -> rates; load kind "raw" or "native" (the server's own library)
     rates: dict[tuple[str, int, str], list[float]] = {}
     errors = 0
-    with http_servers() as urls:
+    with http_servers(limits_off=True) as urls:
         for _ in range(settings.rounds):
             for kind in ("raw", "native"):
                 for impl, url in urls.items():
-                    for result in load(url, "raw" if kind == "raw" else impl, settings):
+                    client = "raw" if kind == "raw" else ("sdk" if impl == "sdk" else "ours")
+                    for result in load(url, client, settings):
                         rate = result["calls"] / result["seconds"]
                         rates.setdefault((kind, int(result["clients"]), impl), []).append(rate)
                         errors += int(result["errors"])
-    section.headers = ["load", "ours server", "SDK server", "ours / SDK"]
+    section.headers = [
+        "load",
+        "ours server (defaults)",
+        "ours, limits off",
+        "SDK server",
+        "ours / SDK (defaults)",
+        "limits off / SDK",
+    ]
     labels = {"raw": "raw JSON-RPC client", "native": "each library's own client"}
     for kind in ("raw", "native"):
         for clients in CONCURRENCY:
-            ours, sdk = (median(rates[(kind, clients, impl)]) for impl in ("ours", "sdk"))
+            ours, off, sdk = (median(rates[(kind, clients, impl)]) for impl in ("ours", "ours-off", "sdk"))
             what = "1 client, sequential" if clients == 1 else f"{clients} concurrent clients"
-            ours_cell, sdk_cell = (cell(rates[(kind, clients, impl)]) for impl in ("ours", "sdk"))
-            section.rows.append([f"{labels[kind]}, {what}", ours_cell, sdk_cell, fmt_ratio(ours / sdk)])
+            cells = [cell(rates[(kind, clients, impl)]) for impl in ("ours", "ours-off", "sdk")]
+            ratios = [fmt_ratio(ours / sdk), fmt_ratio(off / sdk)]
+            section.rows.append([f"{labels[kind]}, {what}", *cells, *ratios])
             if kind == "raw":
                 section.ratios.append(Ratio(f"http {what}", ours / sdk, TARGET))
     section.notes = [
@@ -103,7 +115,9 @@ def run(settings: Settings) -> Section:
         "in its own process (one asyncio loop for all its clients), each server in another.",
         "Both servers with their default Streamable HTTP settings (stateful sessions, SSE answers); the SDK "
         "server with log_level WARNING, so uvicorn does not log every request (ours logs none).",
-        "The ratio targets apply to the raw-client rows, which measure the servers under identical load.",
+        "Ours twice: with the default HTTPLimits a user gets (`mcp-notebook serve --http`), and with the "
+        "rate limit off. The ratio targets apply to the defaults and the raw-client rows, which measure the "
+        "servers under identical load.",
         f"Failed calls during measurement: {errors}.",
     ]
     return section

@@ -2,7 +2,9 @@
 
     python bench/peers.py ours stdio          # mcp_notebook Server on stdin/stdout
     python bench/peers.py sdk stdio           # official SDK MCPServer on stdin/stdout
-    python bench/peers.py ours http PORT      # mcp_notebook StreamableHTTPServer on 127.0.0.1:PORT
+    python bench/peers.py ours http PORT      # mcp_notebook StreamableHTTPServer on 127.0.0.1:PORT, the
+                                              # default HTTPLimits (what a user gets)
+    python bench/peers.py ours-off http PORT  # the same with the rate limit off and room for 1024 sessions
     python bench/peers.py sdk http PORT       # MCPServer.run(transport="streamable-http") on 127.0.0.1:PORT
 
 Tools (identical wire shape in both): ``echo(text) -> text`` and ``echo_async`` (unstructured text result:
@@ -84,12 +86,13 @@ def build_sdk() -> Any:
     return server
 
 
-async def _serve_ours_http(port: int) -> None:
+async def _serve_ours_http(port: int, *, limits_off: bool) -> None:
     from mcp_notebook.transports.http_limits import HTTPLimits
     from mcp_notebook.transports.http_server import StreamableHTTPServer
 
-    # the SDK server has no session cap nor rate limit; the growth curve opens 256 sessions from one address
-    limits = HTTPLimits(rate=None, max_sessions=1024, max_sessions_per_client=1024)
+    # limits off: the SDK server has no session cap nor rate limit; the growth curve opens 256 sessions from
+    # one address. Otherwise the defaults a user gets (README "Serving").
+    limits = HTTPLimits(rate=None, max_sessions=1024, max_sessions_per_client=1024) if limits_off else None
     http = StreamableHTTPServer(build_ours(), limits=limits)
     await http.start("127.0.0.1", port)
     stop = asyncio.Event()
@@ -101,17 +104,17 @@ async def _serve_ours_http(port: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] not in ("ours", "sdk") or argv[1] not in ("stdio", "http"):
+    if len(argv) < 2 or argv[0] not in ("ours", "ours-off", "sdk") or argv[1] not in ("stdio", "http"):
         print(__doc__, file=sys.stderr)
         return 2
     impl, mode = argv[0], argv[1]
     if mode == "http":
         port = int(argv[2])
-        if impl == "ours":
-            asyncio.run(_serve_ours_http(port))
+        if impl in ("ours", "ours-off"):
+            asyncio.run(_serve_ours_http(port, limits_off=impl == "ours-off"))
         else:
             build_sdk().run(transport="streamable-http", host="127.0.0.1", port=port)
-    elif impl == "ours":
+    elif impl in ("ours", "ours-off"):
         build_ours().run_stdio()
     else:
         build_sdk().run()

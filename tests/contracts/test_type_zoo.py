@@ -16,7 +16,7 @@ from mcp import StdioServerParameters
 from mcp_notebook import Client
 from tests.contracts.zoo import CASES, Case, argument, expected_structured, make_server
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.requirement("tools-structured-conforms")]
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 ZOO = ROOT / "tests" / "contracts" / "zoo.py"

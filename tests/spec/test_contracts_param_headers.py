@@ -16,7 +16,7 @@ from mcp_notebook.protocol.era import invalid_param_headers, param_headers
 from mcp_notebook.protocol.modern import HEADER_MISMATCH, check_param_headers
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.requirement("header-annotation-valid")]
 REGION = {"type": "string", "x-mcp-header": "Region"}
 NESTED = {
     "type": "object",

@@ -17,7 +17,7 @@ from mcp_notebook.engine.modern_client import MAX_REISSUES
 from mcp_notebook.protocol.errors import JSONRPCError
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.requirement("http-2026-reissue")]
 _SKIP = {"host", "content-length", "transfer-encoding", "connection"}
 
 

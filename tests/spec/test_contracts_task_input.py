@@ -16,7 +16,10 @@ from mcp_notebook import Client, Context, Server
 from mcp_notebook.protocol.errors import JSONRPCError
 from mcp_notebook.protocol.modern import MISSING_CLIENT_CAPABILITY
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.requirement("tasks-input-same-checks", "mrtr-declared-only"),
+]
 WAIT = 30
 TOOL = {"name": "lookup", "inputSchema": {"type": "object"}}
 AGE = {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}, "required": ["age"]}

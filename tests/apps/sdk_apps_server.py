@@ -5,7 +5,7 @@ package, installed by ``scripts/install-peers.sh`` into ``.peers/apps``), over s
 The view shows what the host told it (tool input, result, theme, locale, container width), and has buttons
 that call the app-only tool ``increment`` through the bridge, grow the page (size-changed), send a
 ``ui/message``, update the model context, ask to open a link, ask for fullscreen (ui/request-display-mode)
-and ask to save a file (ui/download-file).
+and ask to save a file (ui/download-file); it registers a tool of its own (``reset``) for the host to call.
 
 Run: ``python tests/apps/sdk_apps_server.py PATH_TO/app-with-deps.js``
 """
@@ -31,7 +31,7 @@ VIEW = """<!doctype html>
 <button id="increment">increment</button> <button id="grow">grow</button>
 <button id="say">say</button> <button id="open">open link</button>
 <button id="fullscreen">fullscreen</button> <button id="download">download</button>
-<div id="mode"></div><div id="ctxmode"></div><div id="downloaded"></div>
+<div id="mode"></div><div id="ctxmode"></div><div id="downloaded"></div><div id="reset"></div>
 <div id="tall"></div>
 <script type="module">
 __BUNDLE__
@@ -39,7 +39,12 @@ __BUNDLE__
 <script type="module">
 const { App } = globalThis.ExtApps;
 const $ = (id) => document.getElementById(id);
-const app = new App({ name: "counter-view", version: "1.0.0" }, {}, { autoResize: true });
+const app = new App({ name: "counter-view", version: "1.0.0" }, { tools: { listChanged: true } },
+  { autoResize: true });
+app.registerTool("reset", { description: "Reset the counter shown" }, async () => {
+  $("reset").textContent = "reset by the notebook";
+  return { content: [{ type: "text", text: "view reset" }] };
+});
 const showTheme = (ctx) => {
   if (ctx && ctx.theme) {
     $("theme").textContent = "theme: " + ctx.theme;

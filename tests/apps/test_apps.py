@@ -362,3 +362,45 @@ def test_resource_ui_meta_falls_back_to_the_listing_entry(shell: Any) -> None:
     assert first.resource_ui == listing_ui
     # the content item's own _meta.ui wins over the listing's
     assert "connect-src https://item.example;" in second.html and not second.prefers_border
+
+
+def _sent(front: FrontEnd, method: str) -> dict[str, Any]:
+    """The last request the kernel sent to the view for ``method``."""
+    found = [
+        c["message"] for c in front.got if c.get("kind") == "to_app" and c["message"].get("method") == method
+    ]
+    assert found, f"the kernel sent no {method}: {front.got}"
+    return found[-1]  # type: ignore[no-any-return]
+
+
+def test_app_lists_its_servers_tools_and_the_notebook_calls_the_apps_tools(shell: Any) -> None:
+    """tools/list from the app (failed before: -32601), and the tools an app registers: listed once it is
+    initialized, callable from the notebook, each call in the history (failed before: never asked)."""
+    mcp, view, front = _view(shell)
+    front.ask({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    names = {t["name"] for t in front.answer(1)["result"]["tools"]}
+    assert {"show", "bump", "plain"} <= names and "model_only" not in names  # visibility ["model"]: not its
+
+    initialize = {"protocolVersion": "2026-01-26", "appCapabilities": {"tools": {"listChanged": True}}}
+    front.ask({"jsonrpc": "2.0", "id": 2, "method": "ui/initialize", "params": initialize}, handled=True)
+    front.ask({"jsonrpc": "2.0", "method": "ui/notifications/initialized"}, handled=True)
+    listing = _sent(front, "tools/list")
+    reset = {"name": "reset", "description": "Reset the view", "inputSchema": {"type": "object"}}
+    front.ask({"jsonrpc": "2.0", "id": listing["id"], "result": {"tools": [reset]}})
+    assert view.app_tools == [reset]
+    assert "tools the app registered" in view.activity.outputs[-1]["data"]["text/plain"]
+
+    with pytest.raises(ValueError, match="the app has no tool 'nope'"):
+        view.call_app_tool("nope")
+    view.call_app_tool("reset", {"to": 0}, approved=True)
+    call = _sent(front, "tools/call")
+    assert call["params"] == {"name": "reset", "arguments": {"to": 0}}
+    front.ask(
+        {"jsonrpc": "2.0", "id": call["id"], "result": {"content": [{"type": "text", "text": "reset"}]}}
+    )
+    assert view.app_tool_results[-1]["result"]["content"][0]["text"] == "reset"
+    entry = mcp.audit.entries()[-1]
+    assert (entry.kind, entry.status, entry.decided_by) == ("app-tool", "done", "code")
+    # the app says its tools changed: listed again
+    front.ask({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    assert _sent(front, "tools/list")["id"] != listing["id"]

@@ -124,7 +124,8 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
         "print(v.app_messages[0]['content'][0]['text'], '|', v.model_context['content'][0]['text'])\n"
         "print(sorted({e.kind for e in mcp.audit.entries()}))\n"
         "print(v.calls[0].entry.decided_by, v.torn_down)\n"
-        "print('mode', v.display_mode)\nv.display_mode = 'inline'",
+        "print('mode', v.display_mode)\nv.display_mode = 'inline'\n"
+        "print('app tools', [t['name'] for t in v.app_tools])\nv.call_app_tool('reset')",
         "h.app.teardown()",
     ]
     for source in new_cells:
@@ -143,6 +144,12 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
     assert "you: approved (from the app of counter.show_counter) None" in kernel_view  # no teardown yet
     assert "mode pip" in kernel_view and "app-download" in kernel_view
     expect(app.locator("#ctxmode")).to_contain_text("ctx: inline")  # set from code
+    # the tool the app registered: listed, and called from the notebook once the person approves
+    assert "app tools ['reset']" in kernel_view
+    expect(card).to_contain_text("Call the app's tool? reset of sandboxed app · counter · show_counter")
+    card.get_by_role("button", name="Approve").click()
+    expect(app.locator("#reset")).to_have_text("reset by the notebook")
+    expect(card).to_contain_text("the app's tool reset answered")
     notebook.run_cell(count - 1)
     expect(frame_element).to_have_count(0)  # the frame goes once the app answered ui/resource-teardown
     notebook.run_cell(count - 2)  # v.torn_down, read by a later cell (the comm answer arrived meanwhile)

@@ -428,8 +428,8 @@ function render({ model, el }) {
       return closeBridge("The app left its page; the bridge to it is closed.");
     }
     if (!("method" in message)) {
-      copy("in", message, true);
       const waiter = pending.get(message.id);
+      copy("in", message, Boolean(waiter)); // an answer to the kernel's own request goes on to it
       if (waiter) {
         pending.delete(message.id);
         if (message.error) waiter.reject(message.error);

@@ -31,6 +31,7 @@ from ..calls.policy import AuditEntry
 from ..rendering.base import esc, json_pre, note_html, pre_html, wrap
 from ..rendering.views import TraceView, filter_bundle
 from . import APP_MIME, ui_meta
+from .app_tools import AppToolsMixin
 from .sandbox import SANDBOX, allow_attribute, csp_policy, prepare_document
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def _text_of(result: Mapping[str, Any] | None) -> str:
     )
 
 
-class AppView(anywidget.AnyWidget):
+class AppView(AppToolsMixin, anywidget.AnyWidget):
     """One app's view: the iframe and the bridge. Made by ``mcp.call`` (an app tool) or ``mcp.app(...)``."""
 
     _esm = t.Unicode(_ESM).tag(sync=True)
@@ -144,6 +145,8 @@ class AppView(anywidget.AnyWidget):
         self.box = w.VBox([self, self.activity])
         self._lock = threading.Lock()
         self._display_id: str | None = None
+        self._app_capabilities: dict[str, Any] = {}  # what the app declared in ui/initialize
+        self._init_app_tools()
         self.on_msg(self._on_front_end)
 
     # ---- the document ------------------------------------------------------------------------------------
@@ -261,9 +264,19 @@ class AppView(anywidget.AnyWidget):
             audited = {"ui/open-link": "open-link", "ui/download-file": "app-download"}
             if message.get("method") in audited:
                 self._audit(audited[str(message.get("method"))], message, "done")
-        elif kind == "in":
+        elif kind == "in" and isinstance(message, Mapping):
             self._record("out", message)
-            if not content.get("handled") and isinstance(message, Mapping):
+            method = message.get("method")
+            if method == "ui/initialize" and isinstance(message.get("params"), Mapping):
+                caps = message["params"].get("appCapabilities")
+                self._app_capabilities = dict(caps) if isinstance(caps, Mapping) else {}
+            elif method == "ui/notifications/initialized":
+                self._app_initialized(self._app_capabilities)
+            if content.get("handled"):
+                return
+            if method is None:
+                self._answered(message)  # an answer to the kernel's own request (tools/list, tools/call)
+            else:
                 self._dispatch(message)
 
     def _dispatch(self, message: Mapping[str, Any]) -> None:
@@ -329,6 +342,14 @@ class AppView(anywidget.AnyWidget):
             handle._launch()
         elif handle.done():
             changed(handle)
+
+    def _tools_list(self, request_id: Any, _params: Mapping[str, Any]) -> None:
+        """The app's server's tools the app may call (visibility includes ``app``), app-only ones too."""
+        tools = self.api._list_tools(self.server)
+        callable_here = [
+            dict(t) for t in tools.values() if "app" in (ui_meta(t).get("visibility") or ["app"])
+        ]
+        self._reply(request_id, {"tools": callable_here})
 
     def _resources_read(self, request_id: Any, params: Mapping[str, Any]) -> None:
         uri = params.get("uri")
@@ -454,6 +475,8 @@ def _kept_bundle(title: str, params: Mapping[str, Any]) -> dict[str, str]:
 
 _HANDLERS: dict[str, Callable[[AppView, Any, Mapping[str, Any]], None]] = {
     "tools/call": AppView._tools_call,
+    "tools/list": AppView._tools_list,
+    "notifications/tools/list_changed": lambda view, _id, _params: view.list_app_tools(),
     "resources/read": AppView._resources_read,
     "ui/message": AppView._message,
     "ui/update-model-context": AppView._model_context,

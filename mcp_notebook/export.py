@@ -127,6 +127,11 @@ def _is_export(node: ast.stmt) -> str:
     return ""
 
 
+def _has_app(node: ast.stmt) -> bool:
+    decorators = getattr(node, "decorator_list", [])
+    return any(isinstance(d, ast.Call) and any(k.arg == "app" for k in d.keywords) for d in decorators)
+
+
 def _names_used(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
@@ -172,6 +177,11 @@ def _statements(path: Path) -> list[_Statement]:
             kind = _is_export(node)
             if kind:
                 name = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+                if _has_app(node):
+                    raise TargetError(
+                        f"{path}: cell {number}: {kind} {name!r} has an MCP App (app=...), which a plain "
+                        "Server module cannot serve yet; tag the cell mcp-skip to export the rest"
+                    )
                 uses = _names_used(node) - {OBJECT}
                 found.append(_Statement(number, segment, {name}, uses, "export", f"{kind}:{name}"))
             elif isinstance(node, (ast.Import, ast.ImportFrom)):

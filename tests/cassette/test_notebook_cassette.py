@@ -16,6 +16,7 @@ from IPython.core.error import UsageError
 from mcp_notebook import Cassette, Client
 from mcp_notebook.engine.cassette import exchanges, read_cassette
 from mcp_notebook.engine.verify import verify
+from mcp_notebook.errors import TargetError
 from mcp_notebook.export import export_notebook
 from tests.interop._peers import ROOT
 from tests.notebook import ipyshell
@@ -109,6 +110,13 @@ def test_export_keeps_what_the_tools_need(tmp_path: Path) -> None:
     )
     assert check.returncode == 0, check.stderr
     assert check.stdout.split() == ["convert", "distance", "hypot", "units://all", "1000.0", "[]"]
+
+
+def test_export_refuses_an_app_tool_by_name(tmp_path: Path) -> None:
+    app = "@mcp.tool(app='<p>hi</p>')\ndef shown() -> str:\n    return 'x'"
+    notebook = write_notebook(tmp_path / "app.ipynb", [CELLS[0], app])
+    with pytest.raises(TargetError, match="cell 2: tool 'shown' has an MCP App"):
+        export_notebook(notebook)
 
 
 _NO_JUPYTER = """

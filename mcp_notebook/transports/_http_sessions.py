@@ -54,6 +54,7 @@ class _Stream:
         self.writer: _Writer | None = None
         self.activity = asyncio.Event()  # set by every event and by finish (a modern POST waits on it)
         self.batch: set[RequestId] | None = None  # a 2025-03-26 batch's requests still unanswered
+        self.event_ids = True  # False for a 2026-07-28 response: no resumption, so no event ids
 
     def event_id(self, seq: int) -> str:
         return f"{self.id}_{seq}"
@@ -61,7 +62,8 @@ class _Stream:
     def add(self, message: str) -> None:
         seq = self.next_seq
         self.next_seq += 1
-        self.events.append((seq, encode_event(message, event_id=self.event_id(seq))))
+        event_id = self.event_id(seq) if self.event_ids else None
+        self.events.append((seq, encode_event(message, event_id=event_id)))
         self.activity.set()
         if self.writer is not None:
             self.writer.wake.set()

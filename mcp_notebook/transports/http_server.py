@@ -394,6 +394,7 @@ class StreamableHTTPServer:
             self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
         )
         stream = session.open_request(message, json_mode=self.json_response)
+        stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
         self._modern.add(session)  # so that stop() answers it like a legacy session's requests
         session.inbox.put_nowait(text)
         try:

@@ -301,7 +301,7 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         (f"{M}test_modern_server.py::test_hanging_up_cancels_the_running_request",)),
     Requirement("http-2026-no-event-ids", "2026-07-28", "basic/transports/streamable-http", "MUST",
         "2026-07-28 SSE responses carry no event ids (no resumability).",
-        (), "not verified by a test yet (issue 20 residue left open)"),
+        (f"{S}test_contracts_residues.py::test_2026_sse_responses_carry_no_event_ids",)),
     Requirement("http-2026-errors-status", "2026-07-28", "basic/transports/streamable-http", "MUST",
         "Header mismatch and unsupported version are 400 (-32020/-32022); an unknown method is 404 (-32601).",
         ("tests/protocol/test_modern.py::test_http_status_of_modern_errors",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import aiohttp
 import pytest
 
 from mcp_notebook import Client, Server
@@ -105,3 +106,37 @@ async def test_an_explicit_wrapper_shaped_schema_calls_succeed(era: str) -> None
         result = await client.call_tool("f")
     assert not result.get("isError"), result  # was: {"result": {"result": 5}}, refused by the schema
     assert result["structuredContent"] == {"result": 5}
+
+
+async def test_2026_sse_responses_carry_no_event_ids() -> None:
+    from mcp_notebook import Context
+    from mcp_notebook.protocol.era import modern_params
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+    server = Server("sse")
+
+    @server.tool
+    async def slow(ctx: Context) -> str:
+        await ctx.report_progress(1, 2)
+        return "done"
+
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    params = modern_params({"name": "slow", "arguments": {}}, "2026-07-28", {}, {"name": "t", "version": "1"})
+    params["_meta"]["progressToken"] = "p1"
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "slow",
+    }
+    try:
+        async with aiohttp.ClientSession() as http_client:
+            resp = await http_client.post(url, json=message, headers=headers)
+            assert resp.content_type == "text/event-stream"  # a notification before the answer
+            body = await resp.text()
+    finally:
+        await http.stop()
+    assert "notifications/progress" in body and '"done"' in body
+    assert not [line for line in body.splitlines() if line.startswith("id:")]  # was: "id: s1_0", ...

@@ -5,7 +5,8 @@ package, installed by ``scripts/install-peers.sh`` into ``.peers/apps``), over s
 The view shows what the host told it (tool input, result, theme, locale, container width), and has buttons
 that call the app-only tool ``increment`` through the bridge, grow the page (size-changed), send a
 ``ui/message``, update the model context, ask to open a link, ask for fullscreen (ui/request-display-mode)
-and ask to save a file (ui/download-file); it registers a tool of its own (``reset``) for the host to call.
+and ask to save a file (ui/download-file); it registers a tool of its own (``reset``) for the host to
+call, and asks for sampling.
 
 Run: ``python tests/apps/sdk_apps_server.py PATH_TO/app-with-deps.js``
 """
@@ -32,6 +33,7 @@ VIEW = """<!doctype html>
 <button id="say">say</button> <button id="open">open link</button>
 <button id="fullscreen">fullscreen</button> <button id="download">download</button>
 <div id="mode"></div><div id="ctxmode"></div><div id="downloaded"></div><div id="reset"></div>
+<button id="sample">sample</button><div id="sampled"></div>
 <div id="tall"></div>
 <script type="module">
 __BUNDLE__
@@ -67,6 +69,11 @@ app.onhostcontextchanged = (ctx) => {
 $("fullscreen").onclick = async () => {
   const r = await app.requestDisplayMode({ mode: "fullscreen" });
   $("mode").textContent = "mode: " + r.mode;
+};
+$("sample").onclick = async () => {
+  const r = await app.createSamplingMessage({ maxTokens: 20,
+    messages: [{ role: "user", content: { type: "text", text: "name a colour" } }] });
+  $("sampled").textContent = "sampled: " + r.content.text;
 };
 $("download").onclick = async () => {
   const r = await app.downloadFile({ contents: [{ type: "resource",

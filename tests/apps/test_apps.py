@@ -232,7 +232,7 @@ def test_bridge_refuses_what_the_app_may_not_do(shell: Any) -> None:
     front = _view(shell)[2]
     front.ask({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "model_only"}})
     assert front.answer(1)["error"]["code"] == -32602  # visibility ["model"]: not from an app
-    front.ask({"jsonrpc": "2.0", "id": 2, "method": "sampling/createMessage", "params": {}})
+    front.ask({"jsonrpc": "2.0", "id": 2, "method": "elicitation/create", "params": {}})
     assert front.answer(2)["error"]["code"] == -32601
     front.ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "nope"}})
     assert "no tool 'nope'" in front.answer(3)["error"]["message"]
@@ -404,3 +404,25 @@ def test_app_lists_its_servers_tools_and_the_notebook_calls_the_apps_tools(shell
     # the app says its tools changed: listed again
     front.ask({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     assert _sent(front, "tools/list")["id"] != listing["id"]
+
+
+def test_sampling_from_the_app_is_answered_like_a_servers(shell: Any) -> None:
+    """sampling/createMessage from the app (failed before: -32601 whatever the host declared): the
+    mcp.on_sampling callback answers it, in the history under the app; headless without a callback it is
+    rejected; a host that does not declare sampling refuses it."""
+    mcp, view, front = _view(shell)
+    ask = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "name a colour"}}],
+        "maxTokens": 9,
+    }
+    assert mcp.headless  # the test shell: nobody to ask
+    front.ask({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": ask})
+    assert front.answer(1)["error"]["code"] == -1  # rejected: no callback, no person
+    mcp.on_sampling(lambda params: "teal")
+    front.ask({"jsonrpc": "2.0", "id": 2, "method": "sampling/createMessage", "params": ask})
+    assert front.answer(2)["result"]["content"] == {"type": "text", "text": "teal"}
+    entry = mcp.audit.entries()[-1]
+    assert (entry.server, entry.kind, entry.status) == ("apps.show (app)", "sampling", "answered")
+    view.host_capabilities = {k: v for k, v in view.host_capabilities.items() if k != "sampling"}
+    front.ask({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage", "params": ask})
+    assert front.answer(3)["error"]["code"] == -32601

@@ -107,6 +107,13 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
     assert Path(download.value.path()).read_text() == "count 3"
     expect(app.locator("#downloaded")).to_have_text("downloaded: {}")
 
+    # sampling from the app: answered like a server's, here by the person on a card under the app
+    app.locator("#sample").click()
+    expect(card).to_contain_text("asks for a model reply")
+    card.get_by_placeholder("Write the assistant's reply").fill("teal")
+    card.get_by_role("button", name="Send").click()
+    expect(app.locator("#sampled")).to_have_text("sampled: teal")
+
     # ui/open-link asks first; declining answers isError
     app.locator("#open").click()
     expect(card).to_contain_text("The app asks to open https://modelcontextprotocol.io/")

@@ -37,6 +37,7 @@ from .sandbox import SANDBOX, allow_attribute, csp_policy, prepare_document
 if TYPE_CHECKING:
     from ...engine.runtime import Runtime
     from ...engine.sync import SyncClient
+    from ..calls.asking import Asking
     from ..calls.handle import CallHandle, Surface
     from ..calls.policy import AuditLog
 
@@ -47,6 +48,10 @@ class NotebookMCP(Protocol):
 
     audit: AuditLog
     _surface: Surface
+    _asking: Asking
+
+    @property
+    def headless(self) -> bool: ...
 
     @property
     def runtime(self) -> Runtime: ...
@@ -80,6 +85,7 @@ HOST_CAPABILITIES: dict[str, Any] = {
     "logging": {},
     "message": {"text": {}, "structuredContent": {}},
     "updateModelContext": {"text": {}, "structuredContent": {}},
+    "sampling": {},  # answered as a server's sampling is: the mcp.on_sampling callback, or a card
 }
 
 
@@ -371,6 +377,38 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
 
         self.api.runtime.submit(client.aio.read_resource(uri)).add_done_callback(done)
 
+    def _sampling(self, request_id: Any, params: Mapping[str, Any]) -> None:
+        """``sampling/createMessage`` from the app, only while the host declares ``sampling``: answered like a
+        server's (the ``mcp.on_sampling`` callback; headless, rejected), or by the person on a card under
+        the app. Each answer is in the history (kind ``sampling``, server ``SERVER.TOOL (app)``)."""
+        if "sampling" not in self.host_capabilities:
+            self._fail(request_id, -32601, "this host does not offer sampling to apps")
+            return
+        asking, who = self.api._asking, f"{self.source} (app)"
+        if asking.sampling_callback is not None or self.api.headless:
+
+            def done(future: Any) -> None:
+                error = future.exception()
+                if error is not None:
+                    self._fail(request_id, getattr(error, "code", -32603), str(error))
+                else:
+                    self._reply(request_id, future.result())
+
+            self.api.runtime.submit(asking.sampling(who, dict(params))).add_done_callback(done)
+            return
+        from ..calls.widgets import SamplingCard
+
+        def answered(reply: dict[str, Any] | None) -> None:  # on the clicking thread
+            entry = AuditEntry(who, "sampling", dict(params), "answered" if reply else "rejected", "you",
+                               "answered" if reply else "rejected", kind="sampling")  # fmt: skip
+            self.api.audit.add(entry)
+            if reply is None:
+                self._fail(request_id, -1, "User rejected sampling request")
+            else:
+                self._reply(request_id, reply)
+
+        self.activity.append_display_data(SamplingCard(f"the app ({self.label})", params, answered).widget)
+
     def _message(self, request_id: Any, params: Mapping[str, Any]) -> None:
         self.app_messages.append(dict(params))
         self._audit("app-message", params, "kept")
@@ -478,6 +516,7 @@ _HANDLERS: dict[str, Callable[[AppView, Any, Mapping[str, Any]], None]] = {
     "tools/list": AppView._tools_list,
     "notifications/tools/list_changed": lambda view, _id, _params: view.list_app_tools(),
     "resources/read": AppView._resources_read,
+    "sampling/createMessage": AppView._sampling,
     "ui/message": AppView._message,
     "ui/update-model-context": AppView._model_context,
     "notifications/message": AppView._log,

@@ -36,6 +36,11 @@ class AuthError(Exception):
     """The authorization step failed; the message says where, and never contains a secret."""
 
 
+class ScopeRefused(AuthError):
+    """The authorization server answered ``invalid_scope``: the client's registration may not cover the
+    scope asked for (a registration made without ``scope`` gets none from some servers)."""
+
+
 # RFC 9110 §11.6.1: challenge = auth-scheme [ 1*SP ( token68 / #auth-param ) ]
 _PARAM = re.compile(r'\s*([!#$%&\'*+\-.^_`|~0-9A-Za-z]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)\s*,?')
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
-from .discovery import AuthError, ServerMetadata
+from .discovery import AuthError, ScopeRefused, ServerMetadata
 
 __all__ = [
     "ClientRegistration",
@@ -109,7 +109,8 @@ class PendingAuthorization:
             raise AuthError("the authorization response does not match this request ('state' differs)")
         if "error" in values:
             detail = values.get("error_description", "")
-            raise AuthError(f"the authorization server refused: {values['error']} {detail}".strip())
+            refused = ScopeRefused if values["error"] == "invalid_scope" else AuthError
+            raise refused(f"the authorization server refused: {values['error']} {detail}".strip())
         code = values.get("code")
         if not code:
             raise AuthError("the authorization response has no code")

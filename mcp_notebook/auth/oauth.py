@@ -24,6 +24,7 @@ import aiohttp
 from .discovery import (
     AuthError,
     Challenge,
+    ScopeRefused,
     ServerMetadata,
     as_metadata_urls,
     canonical_resource,
@@ -350,10 +351,25 @@ class OAuth:
                 return metadata
         return None
 
+    def _registers_dynamically(self, server: ServerMetadata) -> bool:
+        supported = server.metadata.get("client_id_metadata_document_supported") is True
+        return self.client_id is None and not (self.client_metadata_url and supported)
+
     async def _registration(
-        self, http: aiohttp.ClientSession, server: ServerMetadata, redirect_uri: str | None
+        self,
+        http: aiohttp.ClientSession,
+        server: ServerMetadata,
+        redirect_uri: str | None,
+        scope: str | None = None,
+        *,
+        fresh: bool = False,
     ) -> ClientRegistration:
-        """Pre-registered, else a Client ID Metadata Document, else stored, else dynamic registration."""
+        """Pre-registered, else a Client ID Metadata Document, else stored, else dynamic registration.
+
+        Dynamic registration asks for the ``scope`` the client is about to request (RFC 7591 ``scope``):
+        servers built on the official SDK register a client without it for no scope at all, and then
+        refuse every authorization with ``invalid_scope``. ``fresh`` registers again, ignoring a stored
+        registration."""
         if self.client_id is not None:
             return ClientRegistration(
                 self.client_id, self._client_secret, self.token_endpoint_auth_method, server.issuer
@@ -361,7 +377,7 @@ class OAuth:
         if self.client_metadata_url and server.metadata.get("client_id_metadata_document_supported") is True:
             return ClientRegistration(self.client_metadata_url, None, "none", server.issuer)
         key = f"client:{server.issuer}"
-        stored = self.store.get(key)
+        stored = self.store.get(key) if not fresh else None
         if stored and (redirect_uri is None or redirect_uri in stored.get("redirect_uris", [])):
             return ClientRegistration.from_json(stored)
         endpoint = server.metadata.get("registration_endpoint")
@@ -381,6 +397,8 @@ class OAuth:
         if redirect_uri:
             body["redirect_uris"] = [redirect_uri]
             body["application_type"] = "native"  # a loopback redirect (2026: MUST be sent)
+        if scope:
+            body["scope"] = scope
         async with http.post(endpoint, json=body, headers=_JSON) as resp:
             data = await resp.json(content_type=None) if resp.status < 300 else None
         if not isinstance(data, dict) or not isinstance(data.get("client_id"), str):
@@ -392,19 +410,46 @@ class OAuth:
     async def _authorization_code(
         self, http: aiohttp.ClientSession, server: ServerMetadata, scope: str | None
     ) -> _Tokens:
+        try:
+            return await self._authorize_once(http, server, scope, fresh=False)
+        except ScopeRefused:
+            if not self._registers_dynamically(server):
+                raise
+            # a registration (stored, or made by a server that ignores scope) that does not cover the
+            # scope: register again asking for it, once
+            log.info("%s refused the scope %r: registering again", server.issuer, scope)
+            return await self._authorize_once(http, server, scope, fresh=True)
+
+    async def _authorize_once(
+        self, http: aiohttp.ClientSession, server: ServerMetadata, scope: str | None, *, fresh: bool
+    ) -> _Tokens:
         listener = None
         redirect_uri = self.redirect_uri
         if redirect_uri is None:
-            listener = await CallbackListener.start()
+            listener = await CallbackListener.start()  # one-shot: each attempt has its own
             redirect_uri = listener.redirect_uri
         try:
-            registration = await self._registration(http, server, redirect_uri)
-            pending = start_authorization(server, registration, redirect_uri, scope)
-            callback_url = await self._wait_for_callback(pending, listener)
+            registration = await self._registration(http, server, redirect_uri, scope, fresh=fresh)
+            return await self._sign_in(http, server, registration, redirect_uri, scope, listener)
         finally:
             self.pending = None
             if listener is not None:
                 await listener.stop()
+
+    async def _sign_in(
+        self,
+        http: aiohttp.ClientSession,
+        server: ServerMetadata,
+        registration: ClientRegistration,
+        redirect_uri: str,
+        scope: str | None,
+        listener: CallbackListener | None,
+    ) -> _Tokens:
+        pending = start_authorization(server, registration, redirect_uri, scope)
+        try:
+            callback_url = await self._wait_for_callback(pending, listener)
+        finally:
+            self.pending = None
         code = pending.code_from(callback_url)
         form, headers = pending.token_request(code, server)
         return await self._token_request(http, server, form, headers, scope)
@@ -462,7 +507,7 @@ class OAuth:
             form["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
             form["client_assertion"] = self._client_assertion(server)
         else:
-            registration = await self._registration(http, server, None)
+            registration = await self._registration(http, server, None, scope)
             extra, headers = client_auth(registration, server)
             form.update(extra)
         return await self._token_request(http, server, form, headers, scope)
@@ -560,7 +605,7 @@ class OAuth:
             status = resp.status
         if status >= 400 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             error = data.get("error") if isinstance(data, dict) else None
-            raise AuthError(
+            raise (ScopeRefused if error == "invalid_scope" else AuthError)(
                 f"the token endpoint of {server.issuer} answered HTTP {status} {error or ''}".strip()
             )
         if str(data.get("token_type", "bearer")).lower() != "bearer":

@@ -39,6 +39,11 @@ class LocalAS:
     consent: bool = False
     expires_in: int = 600  # seconds an access token lives
     scopes: list[str] = field(default_factory=lambda: ["mcp:tools", "offline_access"])
+    # like the official SDK's auth server (and FastMCP's in-memory provider): a client may only ask for the
+    # scopes it registered with (its registration's ``scope``, else ``default_scopes``); others are
+    # ``invalid_scope``. Off by default: this AS then grants any scope.
+    registered_scopes_only: bool = False
+    default_scopes: str | None = None
     issuer: str = ""
     clients: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[dict[str, str]] = field(default_factory=list)  # every token request's form, for checks
@@ -110,6 +115,11 @@ class LocalAS:
         body = await request.json()
         client_id = "client-" + secrets.token_hex(6)
         self.clients[client_id] = {**body, "client_id": client_id}
+        if self.registered_scopes_only:
+            scope = body.get("scope") or self.default_scopes
+            self.clients[client_id].pop("scope", None)
+            if scope:
+                self.clients[client_id]["scope"] = scope
         return web.json_response(self.clients[client_id], status=201)
 
     async def _authorize(self, request: web.Request) -> web.Response:
@@ -119,6 +129,10 @@ class LocalAS:
             return web.Response(status=400, text="unknown client or redirect_uri")
         if q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
             return web.Response(status=400, text="PKCE S256 required")
+        allowed = set(str(client.get("scope") or "").split())
+        if self.registered_scopes_only and not set(q.get("scope", "").split()) <= allowed:
+            error = urlencode({"error": "invalid_scope", "state": q.get("state", ""), "iss": self.issuer})
+            raise web.HTTPFound(f"{q['redirect_uri']}?{error}")
         if not self.consent:
             return self._redirect(q)
         ticket = secrets.token_urlsafe(12)

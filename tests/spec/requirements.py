@@ -353,7 +353,8 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     Requirement("auth-dcr-scope", "both", "basic/authorization", "SHOULD",
         "Dynamic client registration asks for the scopes the client will request, and registers again once "
         "on invalid_scope.",
-        (), "not implemented yet (issue 20 item 4, OAuth part): registration sends no scope"),
+        (f"{A}test_registration_scope.py::test_registration_sends_the_scope_it_will_ask_for",
+         f"{A}test_registration_scope.py::test_a_registration_that_does_not_cover_the_scope_is_made_again_once")),
     Requirement("auth-client-credentials", "both", "basic/authorization", "SHOULD",
         "Non-interactive clients may use the client-credentials grant.",
         (f"{A}test_end_to_end.py::test_client_credentials_need_no_person",)),

@@ -172,6 +172,17 @@ def report(sections: list[Section], command: str, started: datetime.datetime, se
     return "\n".join(lines)
 
 
+NOTES = ("<!-- notes:begin -->", "<!-- notes:end -->")
+
+
+def _kept_notes(text: str) -> str | None:
+    """The hand-written notes block of an existing report (machine load, profiles), carried over."""
+    begin, end = NOTES
+    if begin not in text or end not in text:
+        return None
+    return begin + text.split(begin, 1)[1].split(end, 1)[0] + end
+
+
 def merged(doc: str, sections: list[Section]) -> str:
     """``doc`` (a report) with each of ``sections`` replaced where its numbered heading is, or added before
     the ratios; their ratio lines replaced too. The rest of the report (other sections, the machine) stays
@@ -243,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         soaked = soak.kept_section(target.read_text()) if target.exists() else None
         if soaked is not None:  # bench/soak.py's section stays: this run did not repeat the soak
             text = soak.with_section(text, soaked)
+        notes = _kept_notes(target.read_text()) if target.exists() else None
+        if notes is not None:  # the hand-written notes (load, profiles) stay until someone rewrites them
+            head, _, tail = text.partition("## Results")
+            text = f"{head}{notes}\n\n## Results{tail}"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         print(f"wrote {target}", file=sys.stderr)

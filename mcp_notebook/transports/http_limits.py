@@ -6,7 +6,7 @@
 ============================  ==========  ==================================================================
 limit                         default     what happens to the one client that exceeds it
 ============================  ==========  ==================================================================
-``concurrency``               32          a client's requests in flight that are never rate limited
+``concurrency``               64          a client's requests in flight that are never rate limited
 ``address_concurrency``       256         the same for everything from one address, all clients together
 ``rate`` / ``burst``          100/s, 200  a request beyond either allowance spends a token of its client's
                                           (or its address's) bucket; none left: 429 with ``Retry-After``
@@ -26,7 +26,9 @@ An HTTP/1.1 connection carries one request at a time, so a client that waits for
 a loop, ``mcp.map`` at concurrency 8-16) is bounded by the server's own speed, whatever that is on the
 machine: it is never charged. A flood is many requests at once: past ``concurrency`` in flight for one
 client (or ``address_concurrency`` for one address: minting sessions or tokens does not escape it), every
-request spends a token, and 429 comes once ``burst`` is spent faster than ``rate`` refills it.
+request spends a token, and 429 comes once ``burst`` is spent faster than ``rate`` refills it. An open stream
+(a GET stream, a 2026 ``subscriptions/listen``) is in flight while it lasts: 16 stateless clients each holding
+a listen stream while calling make 32, half the default allowance.
 
 A "client" is its MCP session when it names a live one, else its bearer credential (a digest of the
 ``Authorization`` header), else its address: stateless 2026-07-28 clients holding their own tokens are not
@@ -65,7 +67,7 @@ class HTTPLimits:
 
     rate: float | None = 100.0
     burst: int = 200
-    concurrency: int = 32
+    concurrency: int = 64
     address_concurrency: int = 256
     max_body_size: int = 4 * 1024 * 1024
     body_timeout: float = 30.0

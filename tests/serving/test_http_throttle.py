@@ -13,14 +13,16 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-from mcp_notebook import Server
+from mcp_notebook import Client, Server
 from mcp_notebook.protocol.modern import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
+from mcp_notebook.transports import http_limits
 from mcp_notebook.transports.http_limits import HTTPLimits, RateLimiter
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 from tests.interop._peers import serve_http
@@ -30,7 +32,7 @@ CLIENTS, PER_CLIENT = 16, 60
 WAIT = 60.0
 _ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 TARGET = '''
-from mcp_notebook import Server
+from mcp_notebook import Client, Server
 
 server = Server("throttle-target")
 
@@ -161,6 +163,35 @@ async def test_16_concurrent_stateless_clients_from_one_address_are_not_throttle
     assert statuses == Counter({200: CLIENTS * PER_CLIENT}), statuses
 
 
+async def test_16_modern_clients_of_ours_with_their_listen_streams_are_not_throttled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Our own client retries a 429 quietly, so the server's 429s are counted where they are made."""
+    refused: list[float] = []
+    original = http_limits.rate_limit_response
+
+    def counted(wait: float) -> Any:
+        refused.append(wait)
+        return original(wait)
+
+    monkeypatch.setattr(http_limits, "rate_limit_response", counted)
+    server = StreamableHTTPServer(make_server())
+    url = await server.start()
+    try:
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(Client(url, era="modern")) for _ in range(CLIENTS)]
+
+            async def run(client: Client) -> None:
+                for i in range(PER_CLIENT // 2):
+                    result = await client.call_tool("add", {"a": i, "b": 1})
+                    assert result["structuredContent"] == {"result": i + 1}
+
+            await asyncio.wait_for(asyncio.gather(*(run(client) for client in clients)), WAIT)
+    finally:
+        await server.stop()
+    assert refused == []
+
+
 async def test_the_command_line_server_defaults_do_not_throttle(
     http: aiohttp.ClientSession, tmp_path: Path
 ) -> None:
@@ -173,7 +204,7 @@ async def test_the_command_line_server_defaults_do_not_throttle(
 
 
 async def test_a_flood_still_gets_429_and_the_held_requests_finish(http: aiohttp.ClientSession) -> None:
-    """300 requests in flight on one session: the default allowance (32) and bucket (200) run out. The
+    """300 requests in flight on one session: the default allowance (64) and bucket (200) run out. The
     limiter's clock is frozen so that no token refills while the flood arrives, however slow the machine."""
     defaults = HTTPLimits()
     assert defaults.rate is not None

@@ -89,7 +89,18 @@ A request that was never recorded gets an error naming the nearest recorded one.
 run against a cassette with no server, no network: in CI, in a demo, on a train.
 """),
     code("""
-from mcp_notebook import Cassette, connect
+from mcp_notebook import Cassette
+
+mcp.connect("offline", Cassette(work / "session.jsonl"))
+"""),
+    code("""
+%mcp call offline.convert amount=250 to=GBP
+"""),
+    md("""
+The same from plain Python, with no notebook: a client on the cassette.
+"""),
+    code("""
+from mcp_notebook import connect
 
 offline = connect(Cassette(work / "session.jsonl"))
 offline.call_tool("convert", {"amount": 250, "to": "GBP"})["structuredContent"]

@@ -19,7 +19,7 @@ fi
 wheel=$(ls "$WORK"/dist/*.whl)
 echo "package: install $(basename "$wheel") into a clean venv"
 python3 -m venv "$WORK/venv"
-"$WORK/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" > "$WORK/install.log" 2>&1 \
+"$WORK/venv/bin/python" -m pip install --quiet --no-compile --disable-pip-version-check "$wheel" > "$WORK/install.log" 2>&1 \
   || { cat "$WORK/install.log"; exit 1; }
 
 echo "package: smoke test"

@@ -98,6 +98,7 @@ EXPECTED: dict[str, list[str]] = {
         "recorded 'local' to ",  # mcp.record as a with block
         '{"cassette":"mcp-notebook","version":1,"era":"modern"',  # the cassette's header line
         "{'result': 212.5}",  # replayed offline: 250 EUR in GBP, from the recording
+        '"result": 212.5',  # ... and through a notebook connection to the cassette (%mcp call)
         "the nearest recorded request is #",  # an unrecorded request names the nearest one
         "def rate(currency: str) -> float:",  # the export took the helper along ...
         "server = mcp",  # ... into a standalone module

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, peek, serialize
+from mcp_notebook.protocol.modern import META_SUBSCRIPTION_ID
 
 from .base import TransportClosed
 from .http_limits import HTTPLimits
@@ -243,11 +244,21 @@ class _Session:
         self.inbox.put_nowait(None)
         for request_id, stream in list(self.active.items()):
             if answer_pending and stream.batch is None:
-                stream.finish(serialize(ErrorResponse(request_id, INTERNAL_ERROR, reason)))
+                stream.finish(_final_answer(stream.request, request_id, reason))
             stream.finish()
         self.active.clear()
         self.standalone.finish()
         self._on_end(self)
+
+
+def _final_answer(request: Request | None, request_id: RequestId, reason: str) -> str:
+    """What a request still open when the server stops is answered with: an error carrying ``reason``;
+    a subscriptions/listen stream ends gracefully with its normal result instead (2026-07-28
+    basic/patterns/subscriptions: a server ending a subscription SHOULD answer the listen request)."""
+    if request is not None and request.method == "subscriptions/listen":
+        result = {"resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: request_id}}
+        return serialize(Response(request_id, result))
+    return serialize(ErrorResponse(request_id, INTERNAL_ERROR, reason))
 
 
 class Sessions(dict[str, _Session]):

@@ -302,6 +302,10 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     Requirement("http-2026-no-event-ids", "2026-07-28", "basic/transports/streamable-http", "MUST",
         "2026-07-28 SSE responses carry no event ids (no resumability).",
         (f"{S}test_contracts_residues.py::test_2026_sse_responses_carry_no_event_ids",)),
+    Requirement("listen-ends-with-result", "2026-07-28", "basic/patterns/subscriptions", "SHOULD",
+        "A server ending a subscriptions/listen stream (stopping) answers the listen request with its normal "
+        "result, not an error.",
+        (f"{S}test_contracts_residues.py::test_on_stop_a_listen_stream_ends_with_a_result_not_an_error",)),
     Requirement("http-2026-errors-status", "2026-07-28", "basic/transports/streamable-http", "MUST",
         "Header mismatch and unsupported version are 400 (-32020/-32022); an unknown method is 404 (-32601).",
         ("tests/protocol/test_modern.py::test_http_status_of_modern_errors",

@@ -140,3 +140,46 @@ async def test_2026_sse_responses_carry_no_event_ids() -> None:
         await http.stop()
     assert "notifications/progress" in body and '"done"' in body
     assert not [line for line in body.splitlines() if line.startswith("id:")]  # was: "id: s1_0", ...
+
+
+async def test_on_stop_a_listen_stream_ends_with_a_result_not_an_error() -> None:
+    import asyncio
+    import json
+
+    from mcp_notebook.protocol.era import modern_params
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+    from mcp_notebook.transports.sse import SSEDecoder
+
+    server = Server("listen")
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    params = modern_params(
+        {"notifications": {"toolsListChanged": True}}, "2026-07-28", {}, {"name": "t", "version": "1"}
+    )
+    message = {"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": params}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "subscriptions/listen",
+    }
+    received: list[dict[str, object]] = []
+    decoder = SSEDecoder()
+    stopping: asyncio.Future[None] | None = None
+    try:
+        async with aiohttp.ClientSession() as http_client:
+            resp = await http_client.post(url, json=message, headers=headers)
+            async for chunk in resp.content.iter_any():
+                received += [json.loads(e.data) for e in decoder.feed(chunk) if e.data]
+                if received and stopping is None:  # acknowledged: now the server stops
+                    stopping = asyncio.ensure_future(http.stop())
+    finally:
+        if stopping is not None:
+            await stopping
+        await http.stop()
+    assert received[0]["method"] == "notifications/subscriptions/acknowledged"
+    final = received[-1]
+    assert "error" not in final, final  # was: {"error": {"code": -32603, "message": "the server stopped..."}}
+    assert final["id"] == 7 and final["result"] == {
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/subscriptionId": 7},
+    }

@@ -547,14 +547,22 @@ class NotebookMCP(Browsing):
 
             show_for_call(self, handle)
 
-    def app(self, name: str) -> Any:
-        """``%mcp app TOOL``: open the tool's app without calling the tool (the app may call it itself)."""
+    def app(self, name: str, *, preview: bool = False) -> Any:
+        """``%mcp app TOOL``: open the tool's app without calling the tool (the app may call it itself).
+        ``preview=True``: a tool's app or an HTML file in a preview (``apps/preview.py``)."""
         from .apps.host import open_app
 
-        view = open_app(self, self._split(name)[0], self.tool_def(name))
-        if view is None:
-            raise NotebookError(f"{name} has no app (no _meta.ui.resourceUri naming a ui:// resource)")
-        return view
+        def opened() -> Any:
+            view = open_app(self, self._split(name)[0], self.tool_def(name))
+            if view is None:
+                raise NotebookError(f"{name} has no app (no _meta.ui.resourceUri naming a ui:// resource)")
+            return view
+
+        if preview:
+            from .apps.preview import open_preview
+
+            return open_preview(self, name, opened)
+        return opened()
 
     # ---- lint and check ------------------------------------------------------------------------------------
     def lint(self, target: str | None = None, *, long_call: float = 10.0) -> LintReport:

@@ -191,7 +191,12 @@ class MCPMagics(Magics):
         p = self._add(
             "app", "Open a tool's MCP App (its ui:// resource) without calling the tool.", self._app
         )
-        p.add_argument("target", help="TOOL or SERVER.TOOL")
+        p.add_argument("target", help="TOOL or SERVER.TOOL (with --preview: or an HTML file)")
+        p.add_argument(
+            "--preview",
+            action="store_true",
+            help="a fake host context and the bridge's messages, to develop it",
+        )
         p = self._add("history", "The audit log of calls and decisions, with copy-as-code.", self._history)
         p.add_argument("--last", type=int, default=0, help="only the last N entries")
         p = self._add(
@@ -421,7 +426,8 @@ class MCPMagics(Magics):
             raise UsageError(f"%mcp task: {exc}") from None
 
     def _app(self, rest: str) -> Any:
-        return self.api.app(self._parse("app", rest).target)
+        ns = self._parse("app", rest)
+        return self.api.app(ns.target, preview=ns.preview)
 
     def _log(self, rest: str) -> Any:
         ns = self._parse("log", rest)

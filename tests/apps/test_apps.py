@@ -426,3 +426,31 @@ def test_sampling_from_the_app_is_answered_like_a_servers(shell: Any) -> None:
     view.host_capabilities = {k: v for k, v in view.host_capabilities.items() if k != "sampling"}
     front.ask({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage", "params": ask})
     assert front.answer(3)["error"]["code"] == -32601
+
+
+def test_preview_a_file_with_a_fake_host_context(shell: Any, tmp_path: Path) -> None:
+    """%mcp app --preview FILE (failed before: no such option): the file's app under the notebook's own
+    server, controls that set the fake context and send what a host would, a panel of bridge messages."""
+    from mcp_notebook.notebook.apps.preview import PreviewView
+
+    page = tmp_path / "dash.html"
+    page.write_text(VIEW)
+    preview = shell.run_line_magic("mcp", f"app --preview {page}")
+    assert isinstance(preview, PreviewView)
+    view = preview.view
+    assert view.server == "local" and view.uri == "ui://preview/dash.html" and "hi" in view.html
+    preview.theme.value = "dark"
+    preview.width.value = 320
+    assert (view.theme_override, view.width_override) == ("dark", 320)
+    preview.partial.value = '{"a": 7}'
+    preview._guarded(preview._send_partial)
+    assert view.tool_input_partial == {"a": 7}
+    preview.input.value = "[1]"
+    preview._guarded(preview._send_input)
+    assert "tool input is a JSON object" in preview.problem.value and view.tool_input is None
+    view._on_front_end(
+        view, {"kind": "in", "message": {"jsonrpc": "2.0", "method": "ui/x"}, "handled": True}, []
+    )
+    assert "ui/x" in preview.panel.value and "app → host" in preview.panel.value
+    with pytest.raises(UsageError):
+        shell.run_line_magic("mcp", f"app --preview {tmp_path / 'missing.html'}")

@@ -261,3 +261,46 @@ def test_an_app_that_leaves_its_page_loses_the_bridge(open_notebook: OpenNoteboo
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
     expect(notebook.output(2)).to_contain_text("The app left its page; the bridge to it is closed.")
+
+
+def test_preview_an_app_file(open_notebook: OpenNotebook) -> None:
+    """``%mcp app --preview FILE``: the app under a fake host context the person changes (theme, width),
+    what a host would send (partial input) sent by a button, and every bridge message in a panel."""
+    view = (
+        "<!doctype html><html><body><div id='theme'></div><div id='width'></div><div id='partial'></div>"
+        "<script>\nconst post = (m) => parent.postMessage(Object.assign({jsonrpc: '2.0'}, m), '*');\n"
+        "const show = (c) => { if (c.theme)"
+        " document.getElementById('theme').textContent = 'theme ' + c.theme;"
+        " if (c.containerDimensions) document.getElementById('width').textContent ="
+        " 'width ' + c.containerDimensions.width; };\n"
+        "addEventListener('message', (e) => { const m = e.data;\n"
+        "  if (m.id === 1) { show(m.result.hostContext); post({method: 'ui/notifications/initialized'}); }\n"
+        "  if (m.method === 'ui/notifications/host-context-changed') show(m.params);\n"
+        "  if (m.method === 'ui/notifications/tool-input-partial')"
+        " document.getElementById('partial').textContent = 'partial ' + JSON.stringify(m.params.arguments);\n"
+        "});\npost({id: 1, method: 'ui/initialize', params: {protocolVersion: '2026-01-26',"
+        " appInfo: {name: 'dash', version: '1'}, appCapabilities: {}}});\n</script></body></html>"
+    )
+    cells = [
+        "%load_ext mcp_notebook",
+        f"from pathlib import Path\nPath('dash.html').write_text({view!r})",
+        "%mcp app --preview dash.html",
+    ]
+    notebook = open_notebook(cells)
+    notebook.run_all()
+    assert not notebook.errors(), notebook.errors()
+    out = notebook.output(2)
+    app = out.frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    expect(app.locator("#theme")).to_have_text("theme light", timeout=KERNEL_TIMEOUT_MS)
+    out.get_by_role("button", name="dark", exact=True).click()
+    expect(app.locator("#theme")).to_have_text("theme dark")  # the fake context, not JupyterLab's
+    out.locator(".mcpnb-preview-send-partial-input").click()
+    expect(app.locator("#partial")).to_have_text('partial {"a":1}')
+    slider = out.locator(".widget-slider input, .widget-readout").last
+    slider.fill("400")
+    slider.press("Enter")
+    expect(app.locator("#width")).to_have_text("width 400")
+    panel = out.locator(".mcpnb-preview-bridge")
+    expect(panel).to_contain_text("ui/initialize")
+    expect(panel).to_contain_text("ui/notifications/tool-input-partial")
+    expect(panel).to_contain_text("ui/notifications/host-context-changed")

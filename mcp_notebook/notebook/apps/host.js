@@ -65,7 +65,7 @@ const MODE_STYLE = {
 };
 const MAX_DOWNLOAD = 50 * 1024 * 1024; // bytes, per file
 
-function theme() {
+function labTheme() {
   // JupyterLab marks the body with the current theme's lightness
   return document.body.dataset.jpThemeLight === "false" ? "dark" : "light";
 }
@@ -94,6 +94,7 @@ function safeUrl(url) {
 }
 
 function render({ model, el }) {
+  const theme = () => model.get("theme_override") || labTheme(); // the preview's fake context, or the lab's
   const root = document.createElement("div");
   root.className = "mcpnb-app";
   const label = document.createElement("div");
@@ -482,6 +483,17 @@ function render({ model, el }) {
       notify("ui/notifications/host-context-changed", { theme: now, styles: { variables: styleVariables() } });
     }
   });
+  const themeFromKernel = () => {
+    lastTheme = theme();
+    if (initialized) notify("ui/notifications/host-context-changed", { theme: lastTheme, styles: { variables: styleVariables() } });
+  };
+  model.on("change:theme_override", themeFromKernel);
+  const widthFromKernel = () => {
+    const width = model.get("width_override");
+    root.style.width = width > 0 ? `${width}px` : "";
+  };
+  model.on("change:width_override", widthFromKernel);
+  widthFromKernel();
   themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
   let lastWidth = dimensions().width;
   const sizeWatch = new ResizeObserver(() => {
@@ -512,6 +524,8 @@ function render({ model, el }) {
     model.off("change:status", showStatus);
     model.off("change:label", showLabel);
     model.off("change:display_mode", modeFromKernel);
+    model.off("change:theme_override", themeFromKernel);
+    model.off("change:width_override", widthFromKernel);
     document.removeEventListener("keydown", onKey);
     for (const name of ["tool_input", "tool_input_partial", "tool_result", "tool_cancelled"]) {
       model.off(`change:${name}`, onChange);

@@ -115,6 +115,9 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
     # inline (in the output), fullscreen (a full-window overlay) or pip (a small window in a corner); set by
     # the person (the buttons above the frame), the app (ui/request-display-mode) or code
     display_mode = t.Enum(["inline", "fullscreen", "pip"], "inline").tag(sync=True)
+    # a fake host context (the preview): "" follows JupyterLab's theme; 0 lets the output decide the width
+    theme_override = t.Unicode("").tag(sync=True)
+    width_override = t.Int(0).tag(sync=True)
     sandbox = t.Unicode(SANDBOX).tag(sync=True)
     policy = t.Unicode(csp_policy(None)).tag(sync=True)  # the proxy frame's CSP: the view inherits it
     allow = t.Unicode("").tag(sync=True)
@@ -140,6 +143,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
         self.label = f"sandboxed app · {server} · {tool_name or uri}"
         self.from_app = f" (from the app of {self.source})"  # what the history says of the app's calls
         self.messages: list[dict[str, Any]] = []  # the bridge's trace: {"direction", "time", "message"}
+        self.on_record: list[Callable[[], None]] = []  # called after each bridge message is recorded
         self.app_messages: list[dict[str, Any]] = []  # ui/message params, oldest first
         self.model_context: dict[str, Any] | None = None  # the last ui/update-model-context params
         self.logs: list[dict[str, Any]] = []
@@ -240,6 +244,8 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
     def _record(self, direction: str, message: Any) -> None:
         with self._lock:
             self.messages.append({"direction": direction, "time": time.time(), "message": message})
+        for listener in list(self.on_record):
+            listener()
 
     def _to_app(self, message: dict[str, Any]) -> None:
         self._record("in", message)  # recorded from the app's side: the app is the client of the bridge

@@ -146,7 +146,7 @@ class RateLimiter:
         """A request of client ``key`` from ``address`` begins: 0.0 if it may proceed (then :meth:`release`
         it when it ends), else the seconds until its bucket has a token (the request is refused)."""
         over_client = self._in_flight.get(key, 0) >= self.concurrency
-        address_key = f"address:{address}"
+        address_key = f"from:{address}"
         over_address = self._in_flight.get(address_key, 0) >= self.address_concurrency
         if over_client or over_address:
             wait = self.take(key if over_client else address_key)
@@ -157,7 +157,7 @@ class RateLimiter:
         return 0.0
 
     def release(self, key: str, address: str) -> None:
-        for name in (key, f"address:{address}"):
+        for name in (key, f"from:{address}"):
             left = self._in_flight.get(name, 0) - 1
             if left > 0:
                 self._in_flight[name] = left
@@ -165,6 +165,7 @@ class RateLimiter:
                 self._in_flight.pop(name, None)
 
     def in_flight(self, key: str) -> int:
+        """Requests of client ``key`` in flight (``from:ADDRESS``: of everyone at that address)."""
         return self._in_flight.get(key, 0)
 
     def _prune(self, now: float) -> None:

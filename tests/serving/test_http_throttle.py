@@ -248,7 +248,15 @@ def test_fresh_sessions_or_tokens_from_one_address_share_its_allowance() -> None
     assert limiter.admit("credential:7", "10.0.0.1") > 0  # bucket empty: 429
     assert limiter.admit("credential:8", "10.0.0.2") == 0.0  # another address is not affected
     limiter.release("credential:0", "10.0.0.1")
-    assert limiter.in_flight("address:10.0.0.1") == 6
+    assert limiter.in_flight("from:10.0.0.1") == 6
+
+
+def test_a_client_known_only_by_its_address_is_counted_once() -> None:
+    """Without a session or a token the client's key is its address: its requests count once toward its
+    own allowance and once toward the address's, not twice toward either."""
+    limiter = RateLimiter(1.0, 1, concurrency=2, address_concurrency=8, clock=lambda: 0.0)
+    assert [limiter.admit("address:127.0.0.1", "127.0.0.1") for _ in range(2)] == [0.0, 0.0]
+    assert limiter.in_flight("address:127.0.0.1") == 2 and limiter.in_flight("from:127.0.0.1") == 2
 
 
 def test_a_client_with_its_answers_in_hand_spends_nothing() -> None:

@@ -45,6 +45,25 @@ class SchemaProblem(ValueError):
     """A schema that cannot be used as given: an unsupported dialect, or not valid for its meta-schema."""
 
 
+#: Bounds on a schema before it is compiled: a server-supplied schema is untrusted input, and jsonschema's
+#: cost (and its recursion) grows with the schema's size and depth.
+MAX_SCHEMA_BYTES = 1024 * 1024
+MAX_SCHEMA_DEPTH = 128  # JSON levels (a schema level is about two: "properties", then the name)
+
+
+def _check_bounds(schema: Mapping[str, Any]) -> None:
+    size = len(_key(schema))
+    if size > MAX_SCHEMA_BYTES:
+        raise SchemaProblem(f"the schema is too large to use ({size} bytes; at most {MAX_SCHEMA_BYTES})")
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            raise SchemaProblem(f"the schema is nested too deeply (more than {MAX_SCHEMA_DEPTH} levels)")
+        children = node.values() if isinstance(node, Mapping) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list)))
+
+
 def _validator_class(schema: Mapping[str, Any]) -> type[Validator]:
     cls: type[Validator] = validator_for(schema, default=Draft202012Validator)
     declared = schema.get("$schema")
@@ -71,6 +90,7 @@ class SchemaCheck:
         self._validator: Validator | None = None
         self._surely_valid: Callable[[Any], bool] | None = None
         try:
+            _check_bounds(self.schema)
             cls = _validator_class(schema)
         except SchemaProblem as exc:
             if strict:

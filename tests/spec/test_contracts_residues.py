@@ -183,3 +183,27 @@ async def test_on_stop_a_listen_stream_ends_with_a_result_not_an_error() -> None
         "resultType": "complete",
         "_meta": {"io.modelcontextprotocol/subscriptionId": 7},
     }
+
+
+def test_a_server_supplied_schema_is_bounded_in_depth_and_size() -> None:
+    from mcp_notebook.tools._validation import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, SchemaCheck
+
+    deep: dict[str, object] = {"type": "integer"}
+    for _ in range(MAX_SCHEMA_DEPTH):
+        deep = {"type": "array", "items": deep}
+    big = {
+        "type": "object",
+        "properties": {
+            f"p{i}": {"type": "string", "description": "x" * 1000} for i in range(MAX_SCHEMA_BYTES // 1000)
+        },
+    }
+    for schema, why in ((deep, "nested too deeply"), (big, "too large")):
+        remote = SchemaCheck(schema, strict=False)  # was: compiled and used, whatever its size
+        assert remote.problem is not None and why in remote.problem
+        assert why in remote.problems([1])[0]  # nothing is validated against it: the problem is the answer
+        with pytest.raises(ValueError, match=why):
+            SchemaCheck(schema)
+    fine: dict[str, object] = {"type": "integer"}
+    for _ in range(20):
+        fine = {"type": "array", "items": fine}
+    assert SchemaCheck(fine, strict=False).problem is None

@@ -80,6 +80,13 @@ def test_magic_records_the_notebook_tools_and_replays(shell: Any, tmp_path: Path
     assert {"tools/list", "tools/call", "resources/read", "prompts/get"} <= set(methods)
 
 
+def test_record_magic_help_and_usage(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert shell.run_line_magic("mcp", "record --help") is None
+    assert "%mcp record" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="name the cassette"):
+        shell.run_line_magic("mcp", "record")
+
+
 async def test_record_context_manager_and_offline_replay(shell: Any, tmp_path: Path) -> None:
     run(shell, CELLS[1:8])
     mcp = shell.user_ns["mcp"]

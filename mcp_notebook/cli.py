@@ -250,6 +250,7 @@ async def serve_http(
         sse_polling=sse_retry_ms is not None,
         sse_retry_ms=sse_retry_ms or DEFAULT_SSE_RETRY_MS,
         middlewares=[auth.middleware] if auth is not None else [],
+        identify=auth.identity if auth is not None else None,
     )
     url = await http.start(host, port, reuse_port=reuse_port)
     if auth is not None and not auth.resource:

@@ -72,7 +72,8 @@ def add_scale_arguments(serve: argparse.ArgumentParser) -> None:
 
 def configure(server: Server, args: argparse.Namespace) -> None:
     """Apply ``--task-store`` and ``--state-key`` to the loaded server (ValueError: a bad option)."""
-    from .protocol.modern import StateSealer, state_key
+    from .engine.sealed_state import StateSealer
+    from .protocol.modern import state_key
 
     secret = args.state_key or os.environ.get(STATE_KEY_ENV)
     if secret:

@@ -136,11 +136,22 @@ class ProtectedResource:
             )
         request[AUTH_INFO] = {
             "sub": claims.get("sub"),
-            "client_id": claims.get("client_id"),
+            "client_id": claims.get("client_id") or claims.get("azp"),
             "scope": granted,
         }
         response: web.StreamResponse = await handler(request)
         return response
+
+    @staticmethod
+    def identity(request: web.Request) -> str | None:
+        """Who the validated token names, as the key the server binds sessions, tasks and sealed states to:
+        ``oauth:["SUBJECT","CLIENT_ID"]`` (JSON, so no subject can pass for another). None before the
+        middleware ran (``StreamableHTTPServer(identify=resource.identity)``)."""
+        info = request.get(AUTH_INFO)
+        if info is None:
+            return None
+        subject, client = info.get("sub"), info.get("client_id")
+        return "oauth:" + json.dumps([subject, client], separators=(",", ":"), default=str)
 
     def _unauthorized(self, error: str | None, description: str) -> web.Response:
         body = {"error": error or "invalid_request", "error_description": description}

@@ -38,6 +38,9 @@ class IncomingCall:
     request_id: RequestId
     client_info: dict[str, Any] = field(default_factory=dict)  # declared by the client: display only
     received: float = field(default_factory=time.time)
+    # The principal the call is bound to (ServerSession.principal): a token's name, an OAuth subject and
+    # client, else the connection; None for an unauthenticated one-request (2026-07-28 HTTP) call.
+    principal: str | None = None
 
     @property
     def declared_name(self) -> str:

@@ -24,7 +24,6 @@ from typing import Any, Literal, TypeVar, overload
 
 from .._version import __version__
 from ..protocol import tasks as task_wire
-from ..protocol.modern import StateSealer
 from ..protocol.modern import state_key as _state_key
 from ..tools.annotations import check_annotations, check_icons
 from ..tools.prompts import PromptDef, make_prompt
@@ -33,6 +32,7 @@ from ..tools.resources import ResourceDef, TemplateDef
 from ..tools.tool import Tool, make_tool
 from ..transports.base import Peer, Transport
 from .approval import Approver
+from .sealed_state import StateSealer
 from .server_session import ElicitationFallback, PrincipalOf, RunAsync, RunSync, ServerSession
 from .task_store import TaskStore, open_task_store
 from .tasks import TaskManager
@@ -113,6 +113,10 @@ class Server:
         self.tasks_enabled = True
         # (session, request) -> the principal a task is bound to; None: no authorization context.
         self.principal_of: PrincipalOf | None = None
+        # Open subscriptions/listen streams (2026-07-28), per principal and in all: past either, a new
+        # listen is refused (-32600) and the ones open go on.
+        self.max_listens_per_principal = 16
+        self.max_listens = 256
         self.tools = ToolRegistry()
         self.tools.on_change(lambda: self._broadcast("notifications/tools/list_changed"))
         self._resources: dict[str, ResourceDef] = {}

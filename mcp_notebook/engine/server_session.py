@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import secrets
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, Protocol
@@ -18,6 +19,7 @@ from typing import Any, Literal, Protocol
 from ..protocol import downgrade, modern
 from ..protocol.errors import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND,
     JSONRPCError,
@@ -36,6 +38,7 @@ from . import task_calls as task_engine
 from .approval import Approver, IncomingCall, check, denied_result
 from .connection import Connection, IncomingRequest
 from .paging import page_of
+from .sealed_state import StateSealer
 from .tasks import TaskManager
 from .trace import Trace
 
@@ -62,7 +65,7 @@ class Server(Protocol):
     run_async: RunAsync | None
     elicitation_fallback: ElicitationFallback | None
     approve: Approver | None
-    state_sealer: modern.StateSealer
+    state_sealer: StateSealer
     tools: ToolRegistry
     _resources: dict[str, ResourceDef]
     _templates: dict[str, TemplateDef]
@@ -71,6 +74,8 @@ class Server(Protocol):
     tasks: TaskManager
     tasks_enabled: bool
     principal_of: PrincipalOf | None
+    max_listens: int
+    max_listens_per_principal: int
 
     @property
     def sessions(self) -> set[ServerSession]: ...
@@ -101,6 +106,7 @@ class ServerSession:
     ) -> None:
         self.server = server
         self.peer = peer or Peer("memory")  # who this is, as the connection knows it (approval rules)
+        self.connection_key = secrets.token_urlsafe(16)  # the principal of a lasting anonymous connection
         self.session = Session(Role.SERVER, info=server.info, capabilities=server.capabilities())
         self.connection = Connection(
             self.session,
@@ -114,6 +120,7 @@ class ServerSession:
         self.subscriptions: set[str] = set()
         # Open 2026-07-28 subscriptions/listen requests on this connection: id -> the filter we honour.
         self.listens: dict[RequestId, dict[str, Any]] = {}
+        self.listen_principals: dict[RequestId, str | None] = {}  # who opened each listen stream
         self._held: list[tuple[str, dict[str, Any] | None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -210,11 +217,19 @@ class ServerSession:
             log.debug("%s not delivered: %s", method, exc)
 
     def principal(self, request: IncomingRequest) -> str | None:
-        """Who is asking, for binding tasks: the server's ``principal_of`` hook, else the name of the
-        credential the connection authenticated with (None: no authorization context, so a task's
-        unguessable id is its only key)."""
+        """Who is asking: the key tasks, listen streams and sealed states are bound to.
+
+        The server's ``principal_of`` hook if set; else who the connection authenticated (a token's name,
+        an OAuth subject and client: :attr:`Peer.identity`); else this connection itself (memory, stdio,
+        an HTTP session: ``connection:<random>``). None only for an unauthenticated one-request connection
+        (a 2026-07-28 HTTP POST): no authorization context, so a task's unguessable id is its only key.
+        """
         hook = self.server.principal_of
-        return hook(self, request) if hook is not None else self.peer.credential
+        if hook is not None:
+            return hook(self, request)
+        if self.peer.identity is not None:
+            return self.peer.identity
+        return f"connection:{self.connection_key}" if self.peer.lasting else None
 
     def wants_log(self, level: str) -> bool:
         if self.log_level is None:
@@ -246,6 +261,10 @@ class _ContextBackend:
     @property
     def request_id(self) -> str | int:
         return self._request.id
+
+    @property
+    def principal(self) -> str | None:
+        return self._owner.principal(self._request)
 
     @property
     def client_info(self) -> dict[str, Any]:
@@ -413,16 +432,39 @@ async def _listen(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     """
     honoured = modern.listen_filter(r.params, s.server.modern_capabilities())
     honoured.update(task_engine.listen_task_ids(s, r))
+    principal = s.principal(r)
+    _check_listen_room(s, principal)
     if "taskIds" in honoured:
         await s.server.tasks.following()  # a shared store: other workers' task changes reach this stream
     meta = {modern.META_SUBSCRIPTION_ID: r.id}
     await r.notify("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
     s.listens[r.id] = honoured
+    s.listen_principals[r.id] = principal  # task notifications reach only their owner's streams
     try:
         await asyncio.Event().wait()  # until cancelled
     finally:
         s.listens.pop(r.id, None)
+        s.listen_principals.pop(r.id, None)
     return {"_meta": meta}  # pragma: no cover - the wait above only ends by cancellation
+
+
+def _check_listen_room(s: ServerSession, principal: str | None) -> None:
+    """Open listen streams are bounded per principal and in all (each holds a connection open)."""
+    sessions = list(s.server.sessions)
+    total = sum(len(session.listens) for session in sessions)
+    if total >= s.server.max_listens:
+        raise JSONRPCError(
+            INVALID_REQUEST, f"Too many listen streams on this server (at most {s.server.max_listens})"
+        )
+    if principal is None:
+        return
+    mine = sum(1 for x in sessions for who in x.listen_principals.values() if who == principal)
+    if mine >= s.server.max_listens_per_principal:
+        raise JSONRPCError(
+            INVALID_REQUEST,
+            f"Too many listen streams: at most {s.server.max_listens_per_principal} per caller;"
+            " close one first",
+        )
 
 
 async def _initialize(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
@@ -457,7 +499,9 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     arguments = r.params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-    call = IncomingCall(s.peer, name, dict(arguments or {}), tool.definition, r.id, _declared(s, r))
+    call = IncomingCall(
+        s.peer, name, dict(arguments or {}), tool.definition, r.id, _declared(s, r), principal=s.principal(r)
+    )
     event: dict[str, Any] = {"session": s, "request": r, "tool": name, "arguments": arguments, "call": call}
     if s.server.approve is not None:  # the one approval point, for every transport (DESIGN decision 14)
         approval = await check(s.server.approve, call)

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import modern
 from ..protocol import tasks as wire
-from ..protocol.errors import INVALID_PARAMS, JSONRPCError
+from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
 from ..tools.context import Context
 from ..tools.tool import shown_result
-from .paging import page_of
 from .tasks import ServerSession, TaskManager, _Running
 
 if TYPE_CHECKING:
@@ -59,6 +58,10 @@ class TaskBackend:
     @property
     def request_id(self) -> str | int:
         return self._running.record_id
+
+    @property
+    def principal(self) -> str | None:
+        return getattr(self._base, "principal", None)
 
     @property
     def client_info(self) -> dict[str, Any]:
@@ -107,7 +110,8 @@ async def start_tool_task(
     manager = s.server.tasks
     requested = wire.read_task_request(r.params) if r.modern is None else None
     ttl = requested.get("ttl") if requested else None
-    record = manager.create(modern=r.modern is not None, tool=tool.name, ttl_ms=ttl, owner=s.principal(r))
+    owner = s.principal(r)
+    record = await manager.acreate(modern=r.modern is not None, tool=tool.name, ttl_ms=ttl, owner=owner)
     server = s.server
 
     async def run(running: _Running) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -246,7 +250,7 @@ def _gate(s: ServerSession, r: IncomingRequest) -> None:
 
 async def _get(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     _gate(s, r)
-    record = s.server.tasks.find(wire.read_task_id(r.params), s.principal(r))
+    record = await s.server.tasks.afind(wire.read_task_id(r.params), s.principal(r))
     return wire.detailed_task(record) if r.modern is not None else wire.legacy_task(record)
 
 
@@ -268,13 +272,19 @@ async def _result(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
 
 
 async def _list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
-    manager = s.server.tasks
-    manager.store.purge_expired()
+    """One page of the caller's own tasks, through the store's owner index (O(page), off the loop)."""
     owner = s.principal(r)
-    records = [manager.check_lease(rec) for rec in manager.store.list(owner) if not rec.expired()]
-    items = [wire.legacy_task(rec) for rec in records]
-    page, next_cursor = page_of(items, "taskId", r.params, s.server.page_size)
-    result: dict[str, Any] = {"tasks": page}
+    if owner is None:  # tasks#security: list only where requestors are identified
+        raise JSONRPCError(INVALID_REQUEST, "tasks/list needs an identified caller; this connection has none")
+    cursor = r.params.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'cursor' must be a string")
+    try:
+        records, next_cursor = await s.server.tasks.apage(owner, cursor, s.server.page_size)
+    except ValueError as exc:
+        raise JSONRPCError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from exc
+    live = [s.server.tasks.check_lease(rec) for rec in records if not rec.expired()]
+    result: dict[str, Any] = {"tasks": [wire.legacy_task(rec) for rec in live]}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
@@ -284,7 +294,7 @@ async def _cancel(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     _gate(s, r)
     manager = s.server.tasks
     task_id = wire.read_task_id(r.params)
-    record = manager.find(task_id, s.principal(r))
+    record = await manager.afind(task_id, s.principal(r))
     if record.terminal:
         if r.modern is not None:
             return {}  # the extension's cancel is an idempotent empty ack

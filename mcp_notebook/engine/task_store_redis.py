@@ -31,11 +31,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol.tasks import TaskRecord
+from ..protocol.tasks import TaskRecord, decode_cursor, encode_cursor
 
 __all__ = ["RedisTaskStore", "TaskEvent", "is_redis_url"]
 
 Change = Callable[[TaskRecord], None]
+_Page = tuple[list[TaskRecord], str | None]  # (records, next cursor)
 _SCHEMES = ("redis://", "rediss://", "unix://")
 _MISSING = (
     "the Redis task store needs redis-py, an optional extra: pip install 'mcp-notebook[redis]' "
@@ -75,12 +76,22 @@ class RedisTaskStore:
         self.origin = secrets.token_hex(8)  # this handle's events are not news to itself
         self._index = f"{prefix}index"
         self._expiry = f"{prefix}expiry"
+        self._owners = f"{prefix}owners"  # task id -> owner, to clean the owner indexes on purge
+        self._open_all = f"{prefix}open"  # ids of tasks not yet terminal (the caps count them)
         self._watch_error: type[Exception] = module.WatchError
         # Any: redis-py's stubs type every reply as a union of all replies (bytes | str | list | ...)
         self._redis: Any = module.Redis.from_url(url)
 
+    blocking = True  # a network round trip: the task engine calls it from a thread
+
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}task:{task_id}"
+
+    def _by_owner(self, owner: str | None) -> str:
+        return f"{self.prefix}owner:{owner or ''}"
+
+    def _open(self, owner: str | None) -> str:
+        return f"{self.prefix}open:{owner or ''}"
 
     def _event(self, record: TaskRecord, was: str | None) -> bytes:
         data = {"id": record.task_id, "status": record.status, "was": was, "origin": self.origin}
@@ -96,6 +107,11 @@ class RedisTaskStore:
                 pipe.set(self._key(record.task_id), _dump(record), nx=True, pxat=_ms(expires))
                 pipe.zadd(self._expiry, {record.task_id: expires})
             pipe.zadd(self._index, {record.task_id: record.created_at})
+            pipe.zadd(self._by_owner(record.owner), {record.task_id: record.created_at})
+            pipe.hset(self._owners, record.task_id, record.owner or "")
+            if not record.terminal:
+                pipe.sadd(self._open(record.owner), record.task_id)
+                pipe.sadd(self._open_all, record.task_id)
             pipe.publish(self.channel, self._event(record, None))
             created = pipe.execute()[0]
         if not created:
@@ -128,6 +144,9 @@ class RedisTaskStore:
                         pipe.set(key, _dump(record))
                     else:
                         pipe.set(key, _dump(record), pxat=_ms(expires))
+                    if record.terminal:
+                        pipe.srem(self._open(record.owner), task_id)
+                        pipe.srem(self._open_all, task_id)
                     if _news(before, after):  # a lease renewal is nobody's news
                         pipe.publish(self.channel, self._event(record, before["status"]))
                     pipe.execute()
@@ -159,12 +178,36 @@ class RedisTaskStore:
         ids = [i.decode() for i in self._redis.zrangebyscore(self._expiry, "-inf", f"({now}")]
         if not ids:
             return 0
+        owners = [o.decode() if o is not None else "" for o in self._redis.hmget(self._owners, ids)]
         with self._redis.pipeline(transaction=True) as pipe:
             pipe.delete(*(self._key(i) for i in ids))
             pipe.zrem(self._index, *ids)
             pipe.zrem(self._expiry, *ids)
+            pipe.hdel(self._owners, *ids)
+            pipe.srem(self._open_all, *ids)
+            for task_id, owner in zip(ids, owners, strict=True):
+                pipe.zrem(self._by_owner(owner), task_id)
+                pipe.srem(self._open(owner), task_id)
             pipe.execute()
         return len(ids)
+
+    def page(self, owner: str, cursor: str | None, limit: int) -> _Page:
+        """Through the owner's sorted set (score: creation time; Redis orders ties by id, as we do)."""
+        key = self._by_owner(owner)
+        if cursor is None:
+            ids = [i.decode() for i in self._redis.zrangebyscore(key, "-inf", "+inf", start=0, num=limit + 1)]
+        else:
+            created, after = decode_cursor(cursor)
+            ties = [i.decode() for i in self._redis.zrangebyscore(key, created, created)]
+            later = self._redis.zrangebyscore(key, f"({created!r}", "+inf", start=0, num=limit + 1)
+            ids = [*sorted(i for i in ties if i > after), *(i.decode() for i in later)][: limit + 1]
+        chosen = ids[:limit]
+        raws = self._redis.mget([self._key(i) for i in chosen]) if chosen else []
+        records = [_load(raw) for raw in raws if raw is not None]  # None: Redis expired it already
+        return records, encode_cursor(records[-1]) if len(ids) > limit and records else None
+
+    def count_open(self, owner: str | None = None) -> int:
+        return int(self._redis.scard(self._open(owner) if owner is not None else self._open_all))
 
     # ---- shared-store extras ------------------------------------------------------------------------------
     async def events(self, ready: Callable[[], None] | None = None) -> AsyncIterator[TaskEvent]:

@@ -20,11 +20,11 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..protocol import modern
 from ..protocol import tasks as wire
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
 from ..protocol.tasks import TaskRecord
 from .task_store import InMemoryTaskStore, TaskStore
 from .task_store_redis import TaskEvent
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["TaskManager"]
 
 log = logging.getLogger("mcp_notebook.engine.tasks")
+
+T = TypeVar("T")
 
 
 # What tasks need from the server and its sessions (engine/server.py, engine/server_session.py), declared
@@ -63,6 +65,9 @@ class ServerSession(Protocol):
 
     @property
     def listens(self) -> dict[RequestId, dict[str, Any]]: ...
+
+    @property
+    def listen_principals(self) -> dict[RequestId, str | None]: ...
 
     def principal(self, request: IncomingRequest) -> str | None: ...
 
@@ -94,14 +99,16 @@ class TaskManager:
         store: TaskStore | None = None,
         *,
         default_ttl_ms: int = 3_600_000,
-        max_ttl_ms: int = 86_400_000,
+        max_ttl_ms: int = 3_600_000,
         poll_interval_ms: int = 500,
         watch_interval: float = 0.2,
         lease_seconds: float = 8.0,
+        max_open_per_principal: int = 64,
+        max_open: int = 1000,
     ) -> None:
         self._store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.default_ttl_ms = default_ttl_ms
-        self.max_ttl_ms = max_ttl_ms
+        self.max_ttl_ms = max_ttl_ms  # a longer requested ttl is cut to this (tasks#ttl: the server decides)
         self.poll_interval_ms = poll_interval_ms
         self.watch_interval = watch_interval
         # A running task's lease: renewed every quarter of it while this process runs the task; a task
@@ -109,6 +116,10 @@ class TaskManager:
         self.lease_seconds = lease_seconds
         # The server whose sessions hear status changes (set by Server; None: only the running task's).
         self.server: _TaskServer | None = None
+        # Tasks not yet terminal: per principal, and in all. A caller past its cap is refused (-32600)
+        # until one of its tasks ends; nobody else is affected.
+        self.max_open_per_principal = max_open_per_principal
+        self.max_open = max_open
         self._running: dict[str, _Running] = {}
         self._jobs: set[asyncio.Task[None]] = set()
         self._changed: dict[str, asyncio.Event] = {}
@@ -126,10 +137,26 @@ class TaskManager:
             self._follower = None
         self._store = store
 
+    async def off_loop(self, work: Callable[[], T]) -> T:
+        """Run a store call in a thread when the store blocks (SQLite), else right here."""
+        if getattr(self.store, "blocking", False):
+            return await asyncio.to_thread(work)
+        return work()
+
     # ---- records -----------------------------------------------------------------------------------------
     def create(self, *, modern: bool, tool: str, ttl_ms: int | None, owner: str | None) -> TaskRecord:
-        self.store.purge_expired()
-        ttl = self.default_ttl_ms if ttl_ms is None else min(ttl_ms, self.max_ttl_ms)
+        self.store.purge_expired()  # through the expiry index: costs what expired, not what is stored
+        if owner is not None and self.store.count_open(owner) >= self.max_open_per_principal:
+            raise JSONRPCError(
+                INVALID_REQUEST,
+                f"Too many open tasks: at most {self.max_open_per_principal} per caller; "
+                "wait for one to finish or cancel one",
+            )
+        if self.store.count_open() >= self.max_open:
+            raise JSONRPCError(
+                INVALID_REQUEST, f"Too many open tasks on this server (at most {self.max_open})"
+            )
+        ttl = self.default_ttl_ms if ttl_ms is None else max(0, min(ttl_ms, self.max_ttl_ms))
         record = TaskRecord(
             wire.new_task_id(),
             "modern" if modern else "legacy",
@@ -141,6 +168,23 @@ class TaskManager:
         )
         self.store.create(record)  # durable before the CreateTaskResult goes out (SEP-2663)
         return record
+
+    async def acreate(self, *, modern: bool, tool: str, ttl_ms: int | None, owner: str | None) -> TaskRecord:
+        """:meth:`create`, off the event loop when the store blocks."""
+        return await self.off_loop(lambda: self.create(modern=modern, tool=tool, ttl_ms=ttl_ms, owner=owner))
+
+    async def afind(self, task_id: str, owner: str | None) -> TaskRecord:
+        """:meth:`find`, off the event loop when the store blocks."""
+        return await self.off_loop(lambda: self.find(task_id, owner))
+
+    async def apage(self, owner: str, cursor: str | None, limit: int) -> tuple[list[TaskRecord], str | None]:
+        """One page of ``owner``'s live tasks, through the store's owner index, off the loop if it blocks."""
+
+        def page() -> tuple[list[TaskRecord], str | None]:
+            self.store.purge_expired()
+            return self.store.page(owner, cursor, limit)
+
+        return await self.off_loop(page)
 
     def find(self, task_id: str, owner: str | None) -> TaskRecord:
         """The task, or -32602 when it is unknown, expired, or bound to another principal."""
@@ -396,6 +440,9 @@ class TaskManager:
             sessions |= set(self.server.sessions)
         for session in sessions | set(_all_sessions(running)):
             for listen_id, honoured in list(session.listens.items()):
+                owner = session.listen_principals.get(listen_id)
+                if record.owner is not None and owner != record.owner:
+                    continue  # another principal's stream: it learns nothing of this task
                 if record.task_id in honoured.get("taskIds", ()):
                     tagged = {**detailed, "_meta": {modern.META_SUBSCRIPTION_ID: listen_id}}
                     with contextlib.suppress(RuntimeError):

@@ -4,12 +4,12 @@ A modern request carries its version and the client's capabilities in ``params._
 inferred from earlier requests (https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning).
 This module decides everything era-specific and does no I/O: which requests are modern, whether their
 ``_meta`` and HTTP headers are valid, how a result is finished (``resultType``, ``serverInfo``, caching
-hints), and MRTR bookkeeping (input rounds and the integrity-protected ``requestState``).
+hints), and MRTR bookkeeping (input rounds; ``engine/sealed_state.py`` seals ``requestState``).
 
 MRTR choice (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr): a Python tool is
 a plain function, so a retry *re-runs it from the start*. Its input requests (elicitation, sampling, roots)
 are answered in order from the responses collected so far; the first one without an answer ends the run
-with ``input_required``. Answers from earlier rounds travel in the signed ``requestState``, so the server
+with ``input_required``. Answers from earlier rounds travel in the encrypted ``requestState``, so the server
 keeps nothing between rounds. Tools must therefore be safe to re-run up to their input requests.
 """
 
@@ -18,9 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import hmac
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +47,6 @@ __all__ = [
     "MissingClientCapability",
     "RequestEscalation",
     "RequestMeta",
-    "StateSealer",
     "check_headers",
     "check_param_headers",
     "complete",
@@ -59,6 +56,8 @@ __all__ = [
     "listen_filter",
     "listen_matches",
     "read_meta",
+    "request_digest",
+    "state_error",
     "state_key",
 ]
 
@@ -384,7 +383,7 @@ def input_required_result(pending: dict[str, dict[str, Any]], request_state: str
     return {"resultType": "input_required", "inputRequests": pending, "requestState": request_state}
 
 
-def _digest(method: str, params: Mapping[str, Any]) -> str:
+def request_digest(method: str, params: Mapping[str, Any]) -> str:
     """The salient params of a request: everything but ``_meta`` and the MRTR fields."""
     salient = {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
     text = json.dumps([method, salient], sort_keys=True, separators=(",", ":"), default=str)
@@ -406,73 +405,9 @@ def state_key(secret: str | bytes) -> bytes:
     return hashlib.sha256(secret.encode()).digest()
 
 
-def _state_error(reason: str, message: str) -> JSONRPCError:
+def state_error(reason: str, message: str) -> JSONRPCError:
     """-32602 with ``data.reason`` (tampered, malformed, other-request, other-principal, expired)."""
     return JSONRPCError(INVALID_PARAMS, f"Invalid params: {message}", {"reason": reason})
-
-
-@dataclass(frozen=True)
-class StateSealer:
-    """Seals MRTR ``requestState``: HMAC-SHA256 over the answers so far, bound to the request, the principal
-    (when there is one) and a deadline.
-
-    The state is attacker-controlled (mrtr#security), so a tampered, expired or foreign state is -32602,
-    with ``data.reason`` saying which.
-    """
-
-    key: bytes
-    lifetime: float = 600.0
-
-    def seal(
-        self,
-        method: str,
-        params: Mapping[str, Any],
-        responses: dict[str, Any],
-        now: float | None = None,
-        *,
-        principal: str | None = None,
-    ) -> str:
-        body: dict[str, Any] = {
-            "d": _digest(method, params),
-            "r": responses,
-            "x": (now or time.time()) + self.lifetime,
-        }
-        if principal is not None:
-            body["p"] = principal
-        payload = base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode()).decode()
-        return f"{payload}.{self._sign(payload)}"
-
-    def open(
-        self,
-        state: Any,
-        method: str,
-        params: Mapping[str, Any],
-        now: float | None = None,
-        *,
-        principal: str | None = None,
-    ) -> dict[str, Any]:
-        """The answers sealed in ``state``; JSONRPCError(-32602, data.reason) unless it is intact, fresh and
-        sealed for this request and this principal."""
-        if not isinstance(state, str) or "." not in state:
-            raise _state_error("malformed", "requestState is not a state this server issued")
-        payload, _, signature = state.rpartition(".")
-        if not hmac.compare_digest(signature, self._sign(payload)):
-            raise _state_error("tampered", "requestState failed its integrity check")
-        try:
-            body = json.loads(base64.urlsafe_b64decode(payload.encode()))
-        except (binascii.Error, ValueError):
-            raise _state_error("malformed", "requestState failed its integrity check") from None
-        if not isinstance(body, dict) or body.get("d") != _digest(method, params):
-            raise _state_error("other-request", "requestState was issued for another request")
-        if body.get("p") != principal:
-            raise _state_error("other-principal", "requestState was issued to another principal")
-        if not isinstance(body.get("x"), (int, float)) or body["x"] < (now or time.time()):
-            raise _state_error("expired", "requestState has expired; start again")
-        responses = body.get("r")
-        return responses if isinstance(responses, dict) else {}
-
-    def _sign(self, payload: str) -> str:
-        return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()
 
 
 # ---- subscriptions/listen ---------------------------------------------------------------------------------

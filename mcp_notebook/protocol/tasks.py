@@ -36,7 +36,9 @@ __all__ = [
     "check_transition",
     "client_declares_extension",
     "create_result",
+    "decode_cursor",
     "detailed_task",
+    "encode_cursor",
     "legacy_payload",
     "legacy_task",
     "missing_extension_error",
@@ -69,6 +71,19 @@ _TRANSITIONS = {
 def new_task_id() -> str:
     """Unguessable: without an authorization context a task id is the only thing guarding the task."""
     return secrets.token_urlsafe(24)
+
+
+def encode_cursor(record: TaskRecord) -> str:
+    """A position in an owner's tasks (a store's ``page``): after this record, by creation time then id."""
+    return f"{record.created_at!r}~{record.task_id}"
+
+
+def decode_cursor(cursor: str) -> tuple[float, str]:
+    """(creation time, id) of a cursor from :func:`encode_cursor`; ValueError for anything else."""
+    created, sep, task_id = cursor.partition("~")
+    if not sep or not task_id:
+        raise ValueError(f"not a task cursor: {cursor!r}")
+    return float(created), task_id
 
 
 def iso(timestamp: float) -> str:

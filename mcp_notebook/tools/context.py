@@ -59,6 +59,13 @@ class Context:
         return self._backend.request_id
 
     @property
+    def principal(self) -> str | None:
+        """Who is calling, as the connection authenticated it: ``"token:NAME"``, ``"oauth:SUBJECT
+        client:ID"``, this connection (``"connection:..."``), or None (an anonymous one-request caller).
+        Never what the client says about itself."""
+        return getattr(self._backend, "principal", None)
+
+    @property
     def client_info(self) -> dict[str, Any]:
         """The calling client's ``clientInfo`` (name, version, ...), as it introduced itself."""
         return self._backend.client_info

@@ -79,6 +79,14 @@ class Guard:
             )
         return None
 
+    def identity(self, request: web.Request) -> str | None:
+        """Who the token says the caller is: ``"token:NAME"``, ``"token"`` (the unnamed token), or None
+        when no token is required (the caller is then its connection)."""
+        found = self._identify(request)
+        if found is None:
+            return None
+        return f"token:{found[0]}" if found[0] is not None else "token"
+
     def credential(self, request: web.Request) -> str | None:
         """The name of the token ``request`` carries (None: the unnamed token, or none is required)."""
         found = self._identify(request)

@@ -114,6 +114,7 @@ class _Session:
         on_end: Callable[[_Session], None] = lambda session: None,
         credential: str | None = None,
         client: str = "",
+        identity: str | None = None,
     ) -> None:
         self.id = session_id
         self.replay_events = replay_events  # events kept per stream for a resume
@@ -121,6 +122,7 @@ class _Session:
         self._on_end = on_end
         self.credential = credential  # the name of the token that opened it: only it may use the session
         self.client = client  # who opened it, for the per-client session cap
+        self.identity = identity  # who authenticated (token, OAuth subject): only they may use the session
         self.last_seen = asyncio.get_running_loop().time()
         self.inbox: asyncio.Queue[str | None] = asyncio.Queue()
         self.close_reason: str | None = None

@@ -71,6 +71,13 @@ class Peer:
     transport: str
     session_id: str | None = None
     credential: str | None = None
+    # Who authenticated, as a stable key the server binds tasks, sessions, listen streams and sealed states
+    # to: "token:NAME" (a named token), "token" (the unnamed one), "oauth:SUBJECT client:CLIENT_ID" (an
+    # OAuth access token). None: the connection authenticated nobody.
+    identity: str | None = None
+    # False for a connection that lives for one request (a 2026-07-28 HTTP POST): without an identity,
+    # such a caller has no principal at all; a lasting connection (memory, stdio, an HTTP session) is one.
+    lasting: bool = True
 
     @property
     def principal(self) -> str:

@@ -28,7 +28,7 @@ import asyncio
 import logging
 import secrets
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
@@ -106,11 +106,15 @@ class StreamableHTTPServer:
         keepalive: float | None = 15.0,
         shutdown_timeout: float = 5.0,
         middlewares: Iterable[Middleware] = (),
+        identify: Callable[[web.Request], str | None] | None = None,
     ) -> None:
         self.server = server
         self.limits = limits or HTTPLimits()
         self.limiter = limiter or self.limits.limiter()
         self.middlewares = tuple(middlewares)  # aiohttp middlewares (OAuth): after the rate limit, before us
+        # Who a request is, when a middleware authenticated it (OAuth: ProtectedResource.identity); else
+        # the bearer token the guard matched. Sessions, tasks and sealed states are bound to it.
+        self.identify = identify
         self.path = path
         self.guard = Guard(
             token=token, tokens=tokens, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
@@ -205,14 +209,20 @@ class StreamableHTTPServer:
             await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
             self.sessions.expire(asyncio.get_running_loop().time())
 
-    def _session(self, session_id: str, credential: str | None, client: str = "") -> _Session:
+    def _who(self, request: web.Request) -> str | None:
+        """The request's identity: the OAuth token's subject and client, a token's name, or None."""
+        found = self.identify(request) if self.identify is not None else None
+        return found if found is not None else self.guard.identity(request)
+
+    def _session(self, session_id: str, request: web.Request, client: str = "") -> _Session:
         return _Session(
             session_id,
             replay_events=self.replay_events,
             retained_streams=self.retained_streams,
             on_end=self._forget,
-            credential=credential,
+            credential=self.guard.credential(request),
             client=client,
+            identity=self._who(request),
         )
 
     def _forget(self, session: _Session) -> None:
@@ -220,7 +230,10 @@ class StreamableHTTPServer:
         self._modern.discard(session)
 
     async def _run_session(self, session: _Session) -> None:
-        peer = Peer("http", session.id if session.id in self.sessions else None, session.credential)
+        lasting = session.id in self.sessions  # a legacy session; else one 2026-07-28 request
+        peer = Peer(
+            "http", session.id if lasting else None, session.credential, session.identity, lasting=lasting
+        )
         try:
             await self.server.serve(session.transport, peer=peer)
         except Exception:
@@ -246,8 +259,8 @@ class StreamableHTTPServer:
         if not session_id:
             return _error(400, "Bad Request: missing Mcp-Session-Id header")
         session = self.sessions.get(session_id)
-        # A session answers only to the credential that opened it: to any other it does not exist.
-        if session is None or session.credential != self.guard.credential(request):
+        # A session answers only to whoever opened it (token, OAuth subject): to anyone else, no such session.
+        if session is None or session.identity != self._who(request):
             return _error(404, "Session not found", code=-32001)
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in SUPPORTED_VERSIONS:
@@ -295,10 +308,10 @@ class StreamableHTTPServer:
         if isinstance(message, Request) and message.method == "initialize":
             if request.headers.get("Mcp-Session-Id"):
                 return _error(400, "Bad Request: initialize must not carry an Mcp-Session-Id")
-            client = f"{self.guard.credential(request)}@{request.remote}"
+            client = f"{self._who(request)}@{request.remote}"
             if not self.sessions.make_room(client):
                 return _error(503, "Service Unavailable: every session is in use", code=INTERNAL_ERROR)
-            session = self._new_session(self.guard.credential(request), client)
+            session = self._new_session(request, client)
         else:
             found = self._session_for(request)
             if isinstance(found, web.Response):
@@ -389,7 +402,7 @@ class StreamableHTTPServer:
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return _answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
-        session = self._session(secrets.token_urlsafe(16), self.guard.credential(request))
+        session = self._session(secrets.token_urlsafe(16), request)
         session.task = asyncio.get_running_loop().create_task(
             self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
         )
@@ -417,8 +430,8 @@ class StreamableHTTPServer:
             if error is not None:
                 raise error
 
-    def _new_session(self, credential: str | None, client: str) -> _Session:
-        session = self._session(secrets.token_urlsafe(32), credential, client)
+    def _new_session(self, request: web.Request, client: str) -> _Session:
+        session = self._session(secrets.token_urlsafe(32), request, client)
         self.sessions[session.id] = session
         session.task = asyncio.get_running_loop().create_task(
             self._run_session(session), name=f"MCP HTTP session {session.id[:8]}"

@@ -27,13 +27,15 @@ async def auth_server() -> AsyncIterator[LocalAS]:
     await local.stop()
 
 
-async def _serve(*args: str) -> tuple[asyncio.subprocess.Process, str]:
+async def _serve(
+    *args: str, target: str = "mcp_notebook.demo_server"
+) -> tuple[asyncio.subprocess.Process, str]:
     command = [
         sys.executable,
         "-m",
         "mcp_notebook",
         "serve",
-        "mcp_notebook.demo_server",
+        target,
         "--http",
         "127.0.0.1:0",
     ]

@@ -6,11 +6,13 @@ Spec 2026-07-28 basic/patterns/mrtr (the state is attacker-controlled: integrity
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
 
 from mcp_notebook import Client, Context, Server
+from mcp_notebook.engine.sealed_state import StateSealer
 from mcp_notebook.protocol import modern
 from mcp_notebook.protocol.errors import JSONRPCError
 
@@ -20,6 +22,9 @@ NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 def make_server(**options: Any) -> Server:
     server = Server("audit-8", **options)
+    # Workers stand in for each other for one caller: the same identity everywhere, as a shared bearer token
+    # gives (two anonymous in-memory connections are two principals: tests/serving/test_principals.py).
+    server.principal_of = lambda session, request: "token:caller"
 
     @server.tool
     async def greet(ctx: Context) -> str:
@@ -80,7 +85,7 @@ async def test_state_is_bound_to_the_principal() -> None:
 
 
 def test_every_rejection_names_its_reason() -> None:
-    sealer = modern.StateSealer(modern.state_key(KEY))
+    sealer = StateSealer(modern.state_key(KEY))
     params = {"name": "greet", "arguments": {}}
     state = sealer.seal("tools/call", params, {}, now=1000.0, principal="alice")
     cases = {
@@ -101,3 +106,38 @@ def test_keys_must_be_long_enough() -> None:
     with pytest.raises(ValueError):
         modern.state_key("short")
     assert modern.state_key(KEY) == modern.state_key(KEY) != modern.state_key(KEY + "!")
+
+
+def test_sealed_state_round_trips_and_resists_tampering() -> None:
+    sealer = StateSealer(b"k" * 32)
+    params = {"name": "t", "arguments": {"a": 1}}
+    state = sealer.seal("tools/call", params, {"step1": {"action": "accept"}}, now=1000.0)
+    retry = {**params, "inputResponses": {}, "requestState": state, "_meta": {"x": 1}}
+    assert sealer.open(state, "tools/call", retry, now=1001.0) == {"step1": {"action": "accept"}}
+    flipped = state[:20] + ("A" if state[20] != "A" else "B") + state[21:]
+    for tampered in (flipped, state + "0", state[:-1], "garbage", None):
+        with pytest.raises(JSONRPCError) as raised:
+            sealer.open(tampered, "tools/call", retry, now=1001.0)
+        assert raised.value.code == -32602
+    with pytest.raises(JSONRPCError):  # bound to the request it was minted for
+        sealer.open(state, "tools/call", {**params, "arguments": {"a": 2}}, now=1001.0)
+    with pytest.raises(JSONRPCError, match="expired"):
+        sealer.open(state, "tools/call", retry, now=1000.0 + sealer.lifetime + 1)
+    with pytest.raises(JSONRPCError):  # another server's key
+        StateSealer(b"x" * 32).open(state, "tools/call", retry, now=1001.0)
+
+
+def test_a_sealed_state_carries_no_readable_answer() -> None:
+    """Issue 18: the state was base64 JSON + HMAC, so anyone holding it read the answers (a PIN). It is
+    AEAD now: neither the answer nor the principal appears in any decoding of it, and two seals of the
+    same answers differ (a fresh nonce each)."""
+    sealer = StateSealer(b"k" * 32)
+    answers = {"pin": {"action": "accept", "content": {"pin": "493817"}}}
+    state = sealer.seal("tools/call", {"name": "t"}, answers, principal="alice")
+    raw = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))
+    for secret in (b"493817", b"alice", b"pin"):
+        assert secret not in raw and secret.decode() not in state
+    for part in state.split("."):
+        decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        assert b"493817" not in decoded
+    assert sealer.seal("tools/call", {"name": "t"}, answers, principal="alice") != state

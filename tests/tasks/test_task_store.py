@@ -119,3 +119,29 @@ def test_status_transitions() -> None:
             check_transition(terminal, "working")
     with pytest.raises(ValueError):
         check_transition("working", "paused")
+
+
+def test_pages_by_owner(store: TaskStore) -> None:
+    for i in range(5):
+        store.create(record(f"a{i}", owner="alice", created=T0 + i))
+    store.create(record("b0", owner="bob", created=T0 + 0.5))
+    first, cursor = store.page("alice", None, 2)
+    assert [r.task_id for r in first] == ["a0", "a1"] and cursor is not None
+    second, cursor = store.page("alice", cursor, 2)
+    assert [r.task_id for r in second] == ["a2", "a3"] and cursor is not None
+    third, cursor = store.page("alice", cursor, 2)
+    assert [r.task_id for r in third] == ["a4"] and cursor is None
+    assert store.page("carol", None, 10) == ([], None)
+    with pytest.raises(ValueError):
+        store.page("alice", "not a cursor", 2)
+
+
+def test_counts_open_tasks_per_owner(store: TaskStore) -> None:
+    store.create(record("a", owner="alice"))
+    store.create(record("b", owner="alice"))
+    store.create(record("c", owner="bob"))
+    assert (store.count_open("alice"), store.count_open("bob"), store.count_open()) == (2, 1, 3)
+    store.update("a", lambda r: setattr(r, "status", "completed"))
+    assert (store.count_open("alice"), store.count_open()) == (1, 2)
+    store.purge_expired(now=T0 + 61)  # all three expired: nothing open is left
+    assert store.count_open() == 0 and store.count_open("alice") == 0

@@ -235,6 +235,9 @@ async def test_cancel_by_cancelling_the_call(era: str, transport: str) -> None:
 async def test_cancel_task_from_elsewhere(era: str, transport: str) -> None:
     seen: list[dict[str, Any]] = []
     server = make_server()
+    # Another connection of the same principal (as one bearer token gives); an anonymous second connection
+    # is another principal and finds nothing (tests/serving/test_principals.py).
+    server.principal_of = lambda session, request: "token:same"
     async with connected(era, transport, server) as client, connected(era, transport, server) as other:
         call = asyncio.ensure_future(client.call_tool("wait_for_cancel", task=True, on_task=seen.append))
         for _ in range(1000):

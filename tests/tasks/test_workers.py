@@ -179,27 +179,30 @@ async def test_without_a_shared_key_the_retry_fails(tmp_path: Path) -> None:
 
 
 async def test_sqlite_store_survives_a_restart(tmp_path: Path) -> None:
-    """2025-11-25 and 2026 tasks finished before a restart are still there after it (same file)."""
+    """2025-11-25 and 2026 tasks finished before a restart are still there after it (same file), for the
+    same caller: a task is bound to its principal, here the bearer token (an anonymous HTTP session is its
+    own principal and ends with the restart)."""
     store = str(tmp_path / "tasks.db")
     port = free_port()
-    with serve(tmp_path / "1.log", "--task-store", store, port=port) as url:
-        async with Client(url, era="legacy") as client:  # 2025-11-25
+    auth = {"Authorization": "Bearer restart-token"}
+    with serve(tmp_path / "1.log", "--task-store", store, "--token", "restart-token", port=port) as url:
+        async with Client(url, era="legacy", headers=auth) as client:  # 2025-11-25
             seen: list[dict[str, Any]] = []
             result = await asyncio.wait_for(
                 client.call_tool("slow", {"seconds": 0.1}, task=True, on_task=seen.append), WAIT
             )
             legacy_id = seen[0]["taskId"]
-        async with Client(url, era="modern") as client:
+        async with Client(url, era="modern", headers=auth) as client:
             seen = []
             await asyncio.wait_for(client.call_tool("slow", {"seconds": 0.1}, on_task=seen.append), WAIT)
             modern_id = seen[0]["taskId"]
-    with serve(tmp_path / "2.log", "--task-store", store, port=port) as url:
-        async with Client(url, era="legacy") as client:
+    with serve(tmp_path / "2.log", "--task-store", store, "--token", "restart-token", port=port) as url:
+        async with Client(url, era="legacy", headers=auth) as client:
             assert (await client.get_task(legacy_id))["status"] == "completed"
             again = await asyncio.wait_for(client.task_result(legacy_id), WAIT)
             assert again["content"] == result["content"]
             assert legacy_id in {task["taskId"] for task in await client.list_tasks()}
-        async with Client(url, era="modern") as client:
+        async with Client(url, era="modern", headers=auth) as client:
             task = await client.get_task(modern_id)
             assert task["status"] == "completed" and task["result"]["content"][0]["text"].startswith(
                 "slept 0.1"

@@ -323,6 +323,7 @@ def serve(
         token=token if auth is None else None,
         tokens=tokens,
         middlewares=[auth.middleware] if auth is not None else [],
+        identify=auth.identity if auth is not None else None,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
         limits=dataclasses.replace(limits or HTTPLimits(), **limit_values),

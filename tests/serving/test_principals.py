@@ -1,0 +1,115 @@
+"""Issue 18: one principal per request, from the connection, bound everywhere (in memory, no identity).
+
+Two clients of one in-memory server that authenticated nobody are two principals (each its connection):
+before, the second listed and read the first's tasks (``tasks/list`` was declared without requestor
+identity) and could finish the first's MRTR call. The approval hook and the tool's ``ctx`` see the same
+principal the tasks are bound to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mcp_notebook import Client, Context, Server
+from mcp_notebook.engine.approval import IncomingCall
+from mcp_notebook.protocol.errors import JSONRPCError
+
+pytestmark = pytest.mark.timeout(60)
+WAIT = 20.0
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+def make_server() -> Server:
+    server = Server("principals")
+    server.tasks.poll_interval_ms = 20
+
+    @server.tool(task="optional")
+    async def job(ctx: Context) -> str:
+        """Runs until cancelled; says who it runs for."""
+        for _ in range(2000):
+            if ctx.cancelled:
+                return "stopped"
+            await asyncio.sleep(0.01)
+        return f"for {ctx.principal}"
+
+    @server.tool
+    async def greet(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", NAME, key="name")
+        return f"Hello, {(answer.get('content') or {}).get('name')}"
+
+    return server
+
+
+async def test_a_second_anonymous_client_sees_nothing_of_the_first() -> None:
+    server = make_server()
+    async with Client(server, era="legacy") as alice, Client(server, era="legacy") as bob:
+        seen: list[dict[str, Any]] = []
+        call = asyncio.ensure_future(alice.call_tool("job", task=True, on_task=seen.append))
+        for _ in range(500):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        task_id = seen[0]["taskId"]
+        assert await bob.list_tasks() == []
+        for attempt in (bob.get_task(task_id), bob.cancel_task(task_id), bob.task_result(task_id)):
+            with pytest.raises(JSONRPCError, match="Unknown task") as refused:
+                await asyncio.wait_for(attempt, WAIT)
+            assert refused.value.code == -32602
+        assert [t["taskId"] for t in await alice.list_tasks()] == [task_id]
+        assert (await alice.get_task(task_id))["status"] == "working"
+        await alice.cancel_task(task_id)
+        with pytest.raises(Exception):  # noqa: B017 - the caller's own task ends cancelled
+            await asyncio.wait_for(call, WAIT)
+
+
+async def test_another_connection_cannot_finish_an_mrtr_call() -> None:
+    server = make_server()
+    ask = {"name": "greet", "arguments": {}}
+    answer = {"elicitation_handler": lambda params: {"action": "accept"}}
+    async with Client(server, era="modern", **answer) as alice, Client(server, era="modern", **answer) as bob:
+        first = await alice.connection.request("tools/call", alice._with_meta(ask))
+        assert first["resultType"] == "input_required"
+        answers = {"name": {"action": "accept", "content": {"name": "Ada"}}}
+        retry = {**ask, "inputResponses": answers, "requestState": first["requestState"]}
+        with pytest.raises(JSONRPCError) as refused:
+            await bob.connection.request("tools/call", bob._with_meta(retry))
+        assert refused.value.data == {"reason": "other-principal"}
+        done = await alice.connection.request("tools/call", alice._with_meta(retry))
+        assert done["content"][0]["text"] == "Hello, Ada"
+
+
+async def test_the_approval_hook_and_ctx_see_the_principal_tasks_are_bound_to() -> None:
+    server = make_server()
+    calls: list[IncomingCall] = []
+
+    async def approve(call: IncomingCall) -> bool:
+        calls.append(call)
+        return True
+
+    server.approve = approve
+    async with Client(server, era="legacy") as client:
+        seen: list[dict[str, Any]] = []
+        call = asyncio.ensure_future(client.call_tool("job", task=True, on_task=seen.append))
+        for _ in range(500):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        principal = calls[0].principal
+        assert principal is not None and principal.startswith("connection:")
+        record = server.tasks.store.get(seen[0]["taskId"])
+        assert record is not None and record.owner == principal
+        await client.cancel_task(seen[0]["taskId"])
+        with pytest.raises(Exception):  # noqa: B017
+            await asyncio.wait_for(call, WAIT)
+
+
+async def test_listing_needs_an_identified_caller() -> None:
+    """A hook that cannot say who is asking (None) gets no listing of everyone's tasks."""
+    server = make_server()
+    server.principal_of = lambda session, request: None
+    async with Client(server, era="legacy") as client:
+        with pytest.raises(JSONRPCError, match="identified"):
+            await client.list_tasks()

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import importlib
 import importlib.util
+import ipaddress
 import os
 import signal
 import sys
@@ -252,6 +253,8 @@ async def serve_http(
         middlewares=[auth.middleware] if auth is not None else [],
         identify=auth.identity if auth is not None else None,
     )
+    if auth is not None:
+        auth.body_timeout = http.limits.body_timeout  # the tool-scope check reads bodies too
     url = await http.start(host, port, reuse_port=reuse_port)
     if auth is not None and not auth.resource:
         auth.bind(url)
@@ -262,6 +265,27 @@ async def serve_http(
         await http.stop()
         await server.tasks.aclose()  # tasks still running here end "failed" in the (shared) store
         print(f"{PROG}: stopped", file=sys.stderr, flush=True)
+
+
+def _unauthenticated(host: str) -> str | None:
+    """Serving with neither --token nor --auth: refused off loopback (anyone who can reach the port could
+    call the tools), a warning on stderr on loopback (other users of this machine can still reach it)."""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        return (
+            f"refusing to serve {host} without authentication: give --token T (or ${TOKEN_ENV}) or --auth "
+            "ISSUER, or serve on 127.0.0.1"
+        )
+    print(
+        f"{PROG}: warning: serving without authentication (no --token or --auth): anyone on this machine "
+        "can call the tools",
+        file=sys.stderr,
+        flush=True,
+    )
+    return None
 
 
 async def _until_signalled() -> None:
@@ -325,6 +349,11 @@ def _serve(args: argparse.Namespace) -> int:
             retry = args.sse_retry if args.sse_polling else None
             limits = HTTPLimits(**dict(args.limit))
             auth = protected_resource(args)
+            if token is None and auth is None:
+                problem = _unauthenticated(host)
+                if problem:
+                    print(f"{PROG}: error: {problem}", file=sys.stderr)
+                    return EXIT_USAGE
             reuse = os.environ.get(cli_scale.REUSE_PORT_ENV) == "1"  # one of --workers N
             asyncio.run(
                 serve_http(

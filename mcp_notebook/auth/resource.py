@@ -73,6 +73,9 @@ class ProtectedResource:
         self.scopes_supported = sorted(listed)
         self.resource_name = resource_name
         self.leeway = leeway
+        # How long the body of a POST may take to arrive when tool scopes need it read here (the HTTP
+        # server's ``body_timeout``: ``serve_http`` and ``%mcp serve`` set it from their limits).
+        self.body_timeout = 30.0
         self._jwks: Any = None
         self._jwks_fetched = 0.0
         self._jwks_lock = asyncio.Lock()
@@ -158,17 +161,29 @@ class ProtectedResource:
         return web.json_response(body, status=401, headers={"WWW-Authenticate": self._challenge(error)})
 
     async def _tool_scopes(self, request: web.Request) -> set[str]:
+        """The scopes the POSTed message's tool calls need. The body is read here, before the transport's
+        own read, so the transport's bounds apply here too: its size (aiohttp's ``client_max_size``) and
+        ``body_timeout`` (a slow body is 408, never a connection held open)."""
         if not self.tool_scopes:
             return set()
         try:
-            message = json.loads(await request.read())  # aiohttp keeps the body for the handler
-        except ValueError:
+            body = await asyncio.wait_for(
+                request.read(), self.body_timeout
+            )  # aiohttp keeps it for the handler
+        except asyncio.TimeoutError:
+            raise web.HTTPRequestTimeout(
+                text=f"the body did not arrive within {self.body_timeout:g} s", content_type="text/plain"
+            ) from None
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError):  # not JSON, or nested too deep: the transport answers it
             return set()
         messages = message if isinstance(message, list) else [message]
         needed: set[str] = set()
         for item in messages:
             if isinstance(item, dict) and item.get("method") == "tools/call":
-                name = (item.get("params") or {}).get("name")
+                params = item.get("params")
+                name = params.get("name") if isinstance(params, dict) else None
                 needed |= self.tool_scopes.get(name, set()) if isinstance(name, str) else set()
         return needed
 

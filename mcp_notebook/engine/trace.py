@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import weakref
 from collections import deque
@@ -15,6 +16,7 @@ from ..auth.redact import redact
 __all__ = ["Trace", "TraceEntry"]
 
 Direction = Literal["out", "in", "note"]
+_HEAD = 1024  # characters kept of an elided message
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,13 +25,16 @@ class TraceEntry:
         Direction  # "out": we sent it; "in": we received it; "note": transport remark (stderr, bad line)
     )
     time: float  # time.time() when it passed
-    raw: str  # exactly the text on the wire (or the remark)
+    raw: str  # exactly the text on the wire (or the remark); only its head when ``elided``
+    elided: int = 0  # the whole message's length when the trace kept only its head (too large to keep)
 
     @property
     def message(self) -> dict[str, Any]:
         """The JSON-RPC message, parsed on demand (the hot path only stores the text)."""
         if self.direction == "note":
             return {"note": self.raw}
+        if self.elided:
+            return _elided_message(self.raw, self.elided)
         try:
             value = json.loads(self.raw)
         except ValueError:
@@ -40,11 +45,32 @@ class TraceEntry:
         return {"direction": self.direction, "time": self.time, "message": self.message}
 
 
-class Trace:
-    """The last ``maxlen`` messages of a connection, oldest first."""
+def _elided_message(head: str, length: int) -> dict[str, Any]:
+    """What the trace shows of a message too large to keep: its id and method, its size, where it is."""
+    shown: dict[str, Any] = {"jsonrpc": "2.0"}
+    for key in ("id", "method"):
+        found = re.search(rf'"{key}"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)', head)
+        if found:
+            shown[key] = json.loads(found.group(1))
+    shown["elided"] = {
+        "length": length,
+        "why": "too large to keep in the trace; the payload is on the call's handle (its .result)",
+    }
+    return shown
 
-    def __init__(self, maxlen: int = 2000) -> None:
-        self._entries: deque[TraceEntry] = deque(maxlen=maxlen)
+
+class Trace:
+    """The last messages of a connection, oldest first: at most ``maxlen`` of them and ``max_chars`` of
+    text in all. A message longer than ``max_entry_chars`` is kept as its head only (``TraceEntry.elided``),
+    so 400 unsolicited 4 MiB log messages cost the trace a few hundred KiB, not 1.6 GiB. Listeners (a live
+    view, a cassette recording) still get every message whole, as it passes."""
+
+    def __init__(
+        self, maxlen: int = 2000, *, max_chars: int = 8 * 1024 * 1024, max_entry_chars: int = 64 * 1024
+    ) -> None:
+        self._entries: deque[TraceEntry] = deque()
+        self.maxlen, self.max_chars, self.max_entry_chars = maxlen, max_chars, max_entry_chars
+        self._chars = 0
         #: Called with each new entry (a live view of the conversation); held weakly, so a view that is
         #: gone stops being called. Listeners must be quick: they run on the connection's thread.
         self._listeners: list[weakref.ref[Any]] = []
@@ -64,7 +90,13 @@ class Trace:
         elif type(raw) is not str:  # a jsonrpc.Wire: keep the text, not the decoded value alongside it
             raw = str.__str__(raw)
         entry = TraceEntry(direction, time.time(), raw)
-        self._entries.append(entry)
+        kept = entry
+        if len(raw) > self.max_entry_chars:
+            kept = TraceEntry(direction, entry.time, raw[:_HEAD], elided=len(raw))
+        self._entries.append(kept)
+        self._chars += len(kept.raw)
+        while len(self._entries) > self.maxlen or (self._chars > self.max_chars and len(self._entries) > 1):
+            self._chars -= len(self._entries.popleft().raw)
         if self._listeners:
             self._tell(entry)
 
@@ -90,3 +122,4 @@ class Trace:
 
     def clear(self) -> None:
         self._entries.clear()
+        self._chars = 0

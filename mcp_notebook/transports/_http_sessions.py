@@ -172,7 +172,8 @@ class _Session:
     def find(self, last_event_id: str) -> tuple[_Stream, int] | None:
         stream_id, _, seq = last_event_id.rpartition("_")
         stream = self.streams.get(stream_id)
-        if stream is None or not seq.isdigit():
+        # ASCII digits only, and few: int() of a 4,300-digit string raises (and "²".isdigit() is True)
+        if stream is None or not (seq.isascii() and seq.isdigit()) or len(seq) > 18:
             return None
         return stream, int(seq)
 

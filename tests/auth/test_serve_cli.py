@@ -86,3 +86,20 @@ def test_auth_needs_http() -> None:
 
     with pytest.raises(SystemExit):
         main(["serve", "mcp_notebook.demo_server", "--auth", "https://as.example"])
+
+
+def test_serving_without_authentication_fails_closed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 18: ``serve --http`` with neither --token nor --auth served anyone, silently. Off loopback it
+    now refuses to start; on loopback it warns."""
+    from mcp_notebook import cli
+
+    monkeypatch.delenv(cli.TOKEN_ENV, raising=False)
+    assert cli.main(["serve", "mcp_notebook.demo_server", "--http", "0.0.0.0:0"]) == cli.EXIT_USAGE
+    assert "refusing to serve 0.0.0.0 without authentication" in capsys.readouterr().err
+    for host in ("192.0.2.7", "example.org"):
+        assert cli._unauthenticated(host) is not None
+    for host in ("127.0.0.1", "::1", "localhost"):
+        assert cli._unauthenticated(host) is None
+        assert "warning: serving without authentication" in capsys.readouterr().err

@@ -329,6 +329,8 @@ def serve(
         limits=dataclasses.replace(limits or HTTPLimits(), **limit_values),
         limiter=limiter,
     )
+    if auth is not None:
+        auth.body_timeout = http.limits.body_timeout  # the tool-scope check reads bodies too
     url = runtime.run(http.start(host, port), timeout=STOP_TIMEOUT)
     if auth is not None and not auth.resource:
         auth.bind(url)

@@ -99,6 +99,9 @@ def is_content_type(tp: object) -> bool:
 
 
 # -- a PIL image as a parameter -----------------------------------------------------------------------------
+MAX_IMAGE_PIXELS = 16_000_000  # 4,000 x 4,000: 64 MiB as RGBA; an image parameter past it is refused
+
+
 def schema(builder: Any, tp: object) -> dict[str, Any] | None:
     if _subclass(tp, "PIL.Image", "Image"):
         return {
@@ -116,5 +119,16 @@ def from_json(tp: object, value: Any, metadata: Sequence[object]) -> Any:
     if not isinstance(value, str):
         raise TypeError(f"expected a base64 string, got {type(value).__name__}")
     image = sys.modules["PIL.Image"].open(io.BytesIO(base64.b64decode(value, validate=True)))
+    # Decompression bombs: a few hundred KiB of PNG can decode to gigabytes. Opening reads only the header,
+    # so the size is checked before a single pixel is decoded (PIL's own guard, MAX_IMAGE_PIXELS, is ~89M
+    # pixels and only warns below twice that).
+    width, height = image.size
+    frames = max(1, int(getattr(image, "n_frames", 1)))
+    if width * height * frames > MAX_IMAGE_PIXELS:
+        image.close()
+        raise ValueError(
+            f"the image is {width}x{height} pixels{f' x {frames} frames' if frames > 1 else ''}; at most "
+            f"{MAX_IMAGE_PIXELS:,} pixels are decoded (a decompression-bomb guard)"
+        )
     image.load()  # read it now: the bytes are in memory, but a lazy image would fail later with no hint
     return image

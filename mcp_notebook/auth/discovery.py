@@ -26,8 +26,10 @@ __all__ = [
     "check_issuer",
     "check_resource",
     "fallback_endpoints",
+    "is_local_address",
     "parse_www_authenticate",
     "prm_urls",
+    "refuses_local",
     "select_scope",
 ]
 
@@ -147,10 +149,10 @@ def check_resource(server_url: str, resource: object) -> str:
         raise AuthError("the protected resource metadata has no 'resource'")
     ours, theirs = canonical_resource(server_url), canonical_resource(resource)
     if _origin(ours) != _origin(theirs):
-        raise AuthError(f"the protected resource metadata is for {resource!r}, not for {server_url!r}")
+        raise AuthError(f"the protected resource metadata names another resource, not {server_url!r}")
     our_path, their_path = urlsplit(ours).path + "/", urlsplit(theirs).path + "/"
     if not our_path.startswith(their_path):
-        raise AuthError(f"the protected resource metadata is for {resource!r}, not for {server_url!r}")
+        raise AuthError(f"the protected resource metadata names another resource, not {server_url!r}")
     return resource
 
 
@@ -159,7 +161,7 @@ def check_issuer(expected: str, metadata: Mapping[str, Any]) -> None:
     trailing slash of the configured URL is tolerated)."""
     issuer = metadata.get("issuer")
     if issuer != expected and (not isinstance(issuer, str) or issuer.rstrip("/") != expected.rstrip("/")):
-        raise AuthError(f"the authorization server metadata names issuer {issuer!r}, expected {expected!r}")
+        raise AuthError(f"the authorization server metadata names another issuer, not {expected!r}")
 
 
 @dataclass
@@ -211,15 +213,31 @@ def select_scope(
     return " ".join(unique) if unique else None
 
 
+def is_local_address(address: str) -> bool:
+    """An IP address on this machine or network (loopback, private, link-local such as the cloud metadata
+    service 169.254.169.254, reserved, unspecified, multicast); False for a public one or a non-address."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return (
+        ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved or ip.is_unspecified
+    ) or ip.is_multicast
+
+
 def _is_local(host: str) -> bool:
     host = host.strip("[]").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False  # a name: only its resolution could tell (a proxy or firewall's job)
-    return address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
+    return is_local_address(host)  # a name: its resolved addresses are checked when connecting
+
+
+def refuses_local(server_url: str) -> bool:
+    """Whether fetches for ``server_url`` must not reach local addresses: unless the server is itself local
+    (development), every address a name resolves to is checked too (the OAuth client's resolver)."""
+    return not _is_local(urlsplit(server_url).hostname or "")
 
 
 def check_fetch(server_url: str, url: str) -> None:

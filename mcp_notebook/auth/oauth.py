@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiohttp
+import yarl
 
 from .discovery import (
     AuthError,
@@ -32,12 +33,15 @@ from .discovery import (
     check_issuer,
     check_resource,
     fallback_endpoints,
+    is_local_address,
     parse_www_authenticate,
     prm_urls,
+    refuses_local,
     select_scope,
 )
 from .grant import ClientRegistration, PendingAuthorization, client_auth, start_authorization
 from .loopback import CallbackListener
+from .resource import bounded_json
 from .store import MemoryTokenStore, TokenStore, default_store
 
 __all__ = ["AuthorizationFailed", "OAuth"]
@@ -46,6 +50,46 @@ log = logging.getLogger("mcp_notebook.auth")
 
 OnAuthorize = Callable[[str], "Awaitable[str | None] | str | None"]
 _JSON = {"Accept": "application/json"}
+_MAX_REDIRECTS = 5
+_TOKEN_ERRORS = frozenset(
+    {
+        "invalid_request",
+        "invalid_client",
+        "invalid_grant",
+        "unauthorized_client",
+        "unsupported_grant_type",
+        "invalid_scope",
+        "invalid_target",
+    }
+)
+
+
+class _LocalAddress(OSError):
+    """A name resolved to a local address while the server is public (the SSRF guard)."""
+
+
+class _GuardedResolver(aiohttp.ThreadedResolver):
+    """aiohttp's resolver, refusing names that resolve to a loopback, private or link-local address while
+    ``refuse()`` says so (the server being talked to is public)."""
+
+    def __init__(self, refuse: Callable[[], bool]) -> None:
+        super().__init__()
+        self._refuse = refuse
+
+    async def resolve(self, host: str, port: int = 0, family: Any = 0) -> Any:
+        found = await super().resolve(host, port, family)
+        if self._refuse() and any(is_local_address(str(entry["host"])) for entry in found):
+            raise _LocalAddress(f"{host} resolves to a local address")
+        return found
+
+
+async def _json_or_none(resp: aiohttp.ClientResponse) -> Any:
+    try:
+        return await bounded_json(resp)
+    except ValueError:
+        return None
+
+
 _MCP_PROTOCOL = "2025-11-25"  # sent on discovery requests (spec: protocol version header on metadata)
 
 
@@ -266,7 +310,12 @@ class OAuth:
 
     # ---- the flow ----------------------------------------------------------------------------------------
     def _session(self) -> aiohttp.ClientSession:
-        return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.http_timeout))
+        # Every name is resolved through the SSRF guard: a public server's documents may not lead us to a
+        # name that resolves to a local address (checked at connect time, so DNS cannot change its mind).
+        connector = aiohttp.TCPConnector(resolver=_GuardedResolver(lambda: refuses_local(self._server_url)))
+        return aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self.http_timeout), connector=connector
+        )
 
     async def authenticate(
         self,
@@ -305,16 +354,26 @@ class OAuth:
         return tokens
 
     async def _get_json(self, http: aiohttp.ClientSession, url: str) -> dict[str, Any] | None:
-        check_fetch(self._server_url, url)
+        """A discovery document: every redirect hop passes the SSRF guard, the body is bounded."""
         headers = {**_JSON, "MCP-Protocol-Version": _MCP_PROTOCOL}
-        async with http.get(url, headers=headers, allow_redirects=True) as resp:
-            if resp.status != 200:
-                return None
+        for _ in range(_MAX_REDIRECTS + 1):
+            check_fetch(self._server_url, url)
             try:
-                data = await resp.json(content_type=None)
-            except ValueError:
+                async with http.get(url, headers=headers, allow_redirects=False) as resp:
+                    if resp.status in (301, 302, 303, 307, 308) and "Location" in resp.headers:
+                        url = str(resp.url.join(yarl.URL(resp.headers["Location"])))
+                        continue
+                    if resp.status != 200:
+                        return None
+                    data = await bounded_json(resp)
+            except ValueError:  # not JSON, or larger than the bound
                 return None
-        return data if isinstance(data, dict) else None
+            except aiohttp.ClientConnectorError as exc:
+                if isinstance(exc.os_error, _LocalAddress):
+                    raise AuthError(f"refusing to fetch {url!r}: {exc.os_error}") from None
+                raise
+            return data if isinstance(data, dict) else None
+        raise AuthError(f"too many redirects fetching discovery documents (at most {_MAX_REDIRECTS})")
 
     async def _discover(
         self, http: aiohttp.ClientSession, server_url: str, challenge: Challenge | None
@@ -400,7 +459,7 @@ class OAuth:
         if scope:
             body["scope"] = scope
         async with http.post(endpoint, json=body, headers=_JSON) as resp:
-            data = await resp.json(content_type=None) if resp.status < 300 else None
+            data = await _json_or_none(resp) if resp.status < 300 else None
         if not isinstance(data, dict) or not isinstance(data.get("client_id"), str):
             raise AuthError(f"dynamic client registration at {server.issuer} failed")
         registration = ClientRegistration.from_json({**data, "issuer": server.issuer})
@@ -446,6 +505,8 @@ class OAuth:
         listener: CallbackListener | None,
     ) -> _Tokens:
         pending = start_authorization(server, registration, redirect_uri, scope)
+        if listener is not None:
+            listener.state = pending.state  # a redirect with another state is ignored
         try:
             callback_url = await self._wait_for_callback(pending, listener)
         finally:
@@ -533,7 +594,7 @@ class OAuth:
         if scope:
             exchange["scope"] = scope
         async with http.post(self.idp_token_endpoint, data=exchange, headers=_JSON) as resp:
-            data = await resp.json(content_type=None) if resp.status < 300 else None
+            data = await _json_or_none(resp) if resp.status < 300 else None
         if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             raise AuthError("the identity provider refused the token exchange")
         form = {
@@ -598,18 +659,16 @@ class OAuth:
         endpoint = server.endpoint("token_endpoint")
         check_fetch(self._server_url, endpoint)
         async with http.post(endpoint, data=dict(form), headers={**_JSON, **headers}) as resp:
-            try:
-                data = await resp.json(content_type=None)
-            except ValueError:
-                data = None
+            data = await _json_or_none(resp)
             status = resp.status
         if status >= 400 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             error = data.get("error") if isinstance(data, dict) else None
+            code = error if error in _TOKEN_ERRORS else ""  # RFC 6749 §5.2 codes only: no fetched text
             raise (ScopeRefused if error == "invalid_scope" else AuthError)(
-                f"the token endpoint of {server.issuer} answered HTTP {status} {error or ''}".strip()
+                f"the token endpoint of {server.issuer} answered HTTP {status} {code}".strip()
             )
         if str(data.get("token_type", "bearer")).lower() != "bearer":
-            raise AuthError(f"unsupported token type {data.get('token_type')!r}")
+            raise AuthError("the token endpoint issued a token type other than Bearer")
         expires_in = data.get("expires_in")
         return _Tokens(
             access_token=data["access_token"],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -23,7 +24,14 @@ from yarl import URL
 
 from .discovery import as_metadata_urls, canonical_resource
 
-__all__ = ["AUTH_INFO", "InvalidToken", "ProtectedResource"]
+__all__ = [
+    "AUTH_INFO",
+    "MAX_DOCUMENT_BYTES",
+    "InvalidToken",
+    "KeysUnavailable",
+    "ProtectedResource",
+    "bounded_json",
+]
 
 log = logging.getLogger("mcp_notebook.auth.resource")
 
@@ -31,10 +39,17 @@ PRM_PATH = "/.well-known/oauth-protected-resource"
 # Who the token says is calling (sub, client_id, scope), for handlers that want it.
 AUTH_INFO: web.RequestKey[dict[str, Any]] = web.RequestKey("mcp_auth", dict)
 _JWKS_REFRESH_SECONDS = 60.0  # an unknown key id refetches the key set at most this often
+_JWKS_RETRY_SECONDS = 5.0  # after a failed fetch, requests needing new keys get 503 this long, no refetch
+_FETCH_TIMEOUT = 10.0
+MAX_DOCUMENT_BYTES = 1024 * 1024  # a key set or metadata document larger than this is refused
 
 
 class InvalidToken(Exception):
     """The bearer token is not valid for this resource (the message is safe to log: no token in it)."""
+
+
+class KeysUnavailable(Exception):
+    """The issuer's key set (or its introspection endpoint) cannot be reached now: 503, retry later."""
 
 
 class ProtectedResource:
@@ -78,7 +93,8 @@ class ProtectedResource:
         self.body_timeout = 30.0
         self._jwks: Any = None
         self._jwks_fetched = 0.0
-        self._jwks_lock = asyncio.Lock()
+        self._jwks_failed = -_JWKS_RETRY_SECONDS  # monotonic time of the last failed fetch
+        self._fetching: asyncio.Task[None] | None = None  # the one key-set fetch in flight
 
     def bind(self, url: str) -> None:
         """Set the resource URL once the server knows its address (a server started on port 0)."""
@@ -127,6 +143,14 @@ class ProtectedResource:
         except InvalidToken as exc:
             log.info("rejected a token: %s", exc)
             return self._unauthorized("invalid_token", str(exc))
+        except KeysUnavailable as exc:
+            log.warning("cannot check tokens now: %s", exc)
+            error = {"code": -32603, "message": "Service Unavailable: cannot check access tokens right now"}
+            return web.json_response(
+                {"jsonrpc": "2.0", "id": None, "error": error},
+                status=503,
+                headers={"Retry-After": str(max(1, math.ceil(_JWKS_RETRY_SECONDS)))},
+            )
         granted = set(str(claims.get("scope", "")).split())
         needed = set(self.required_scopes)
         if request.method == "POST":
@@ -222,12 +246,24 @@ class ProtectedResource:
         return claims
 
     async def _signing_key(self, kid: str) -> Any:
-        async with self._jwks_lock:
-            if self._jwks is None or (
-                not self._find(kid) and time.monotonic() - self._jwks_fetched > _JWKS_REFRESH_SECONDS
-            ):
-                await self._fetch_jwks()
-            found = self._find(kid)
+        """A cached key is used at once, even while a refresh is under way; a key not in the cache waits for
+        the one fetch in flight (shared by every request that needs it), at most once a minute."""
+        found = self._find(kid)
+        if found is not None:
+            return found
+        now = time.monotonic()
+        if self._jwks is not None and now - self._jwks_fetched <= _JWKS_REFRESH_SECONDS:
+            raise InvalidToken("signed with an unknown key")
+        if now - self._jwks_failed < _JWKS_RETRY_SECONDS:
+            raise KeysUnavailable("the issuer's key set could not be fetched a moment ago")
+        if self._fetching is None or self._fetching.done():
+            self._fetching = asyncio.get_running_loop().create_task(self._fetch_jwks())
+        try:
+            await asyncio.shield(self._fetching)
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, OSError, InvalidToken) as exc:
+            self._jwks_failed = time.monotonic()
+            raise KeysUnavailable(f"fetching the issuer's key set failed: {type(exc).__name__}") from None
+        found = self._find(kid)
         if found is None:
             raise InvalidToken("signed with an unknown key")
         return found
@@ -243,20 +279,23 @@ class ProtectedResource:
     async def _fetch_jwks(self) -> None:
         import jwt
 
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=15)) as http:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=_FETCH_TIMEOUT)) as http:
             uri = self.jwks_uri or await self._discover_jwks_uri(http)
             async with http.get(uri) as resp:
                 if resp.status != 200:
                     raise InvalidToken(f"the key set at {uri} answered HTTP {resp.status}")
-                data = await resp.json(content_type=None)
-        self._jwks = jwt.PyJWKSet.from_dict(data)
+                data = await bounded_json(resp)
+        try:
+            self._jwks = jwt.PyJWKSet.from_dict(data)
+        except jwt.PyJWTError as exc:
+            raise ValueError(f"the key set is not usable: {type(exc).__name__}") from None
         self._jwks_fetched = time.monotonic()
 
     async def _discover_jwks_uri(self, http: aiohttp.ClientSession) -> str:
         for url in as_metadata_urls(self.issuer):
             async with http.get(url) as resp:
                 if resp.status == 200:
-                    metadata = await resp.json(content_type=None)
+                    metadata = await bounded_json(resp)
                     if isinstance(metadata, dict) and isinstance(metadata.get("jwks_uri"), str):
                         self.jwks_uri = metadata["jwks_uri"]
                         return self.jwks_uri
@@ -265,16 +304,23 @@ class ProtectedResource:
     async def _introspect(self, token: str) -> dict[str, Any]:
         assert self.introspection_endpoint is not None
         auth = aiohttp.BasicAuth(self._client_id, self._client_secret or "") if self._client_id else None
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=15)) as http,
-            http.post(
-                self.introspection_endpoint,
-                data={"token": token, "token_type_hint": "access_token"},
-                auth=auth,
-                headers={"Accept": "application/json"},
-            ) as resp,
-        ):
-            data = await resp.json(content_type=None) if resp.status == 200 else None
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=_FETCH_TIMEOUT)) as http,
+                http.post(
+                    self.introspection_endpoint,
+                    data={"token": token, "token_type_hint": "access_token"},
+                    auth=auth,
+                    headers={"Accept": "application/json"},
+                ) as resp,
+            ):
+                if resp.status >= 500:
+                    raise KeysUnavailable(f"the introspection endpoint answered HTTP {resp.status}")
+                data = await bounded_json(resp) if resp.status == 200 else None
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            raise KeysUnavailable(f"token introspection failed: {type(exc).__name__}") from None
+        except ValueError:
+            data = None
         if not isinstance(data, dict) or data.get("active") is not True:
             raise InvalidToken("the authorization server says the token is not active")
         if data.get("exp") is not None and float(data["exp"]) < time.time() - self.leeway:
@@ -282,3 +328,11 @@ class ProtectedResource:
         if not self._audience_ok(data.get("aud")):
             raise InvalidToken(f"the token is for {data.get('aud')!r}, not for {self.resource}")
         return data
+
+
+async def bounded_json(resp: aiohttp.ClientResponse) -> Any:
+    """The JSON body of ``resp``, read up to :data:`MAX_DOCUMENT_BYTES` (ValueError past it)."""
+    body = await resp.content.read(MAX_DOCUMENT_BYTES + 1)
+    if len(body) > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"the document is larger than {MAX_DOCUMENT_BYTES} bytes")
+    return json.loads(body)

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,22 +62,44 @@ class FileTokenStore:
     def _path(self, key: str) -> Path:
         return self.directory / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
 
+    def _check_directory(self) -> None:
+        """Refuse a folder others could plant files or links in (POSIX): not ours, or group/world
+        writable. A symlinked folder is judged by what it points to."""
+        if os.name != "posix":
+            return
+        info = self.directory.stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            raise PermissionError(
+                f"refusing to keep tokens in {self.directory}: it must belong to you and be writable by you "
+                f"only (chmod 700), not mode {stat.filemode(info.st_mode)}"
+            )
+
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            self._check_directory()
+            # O_NOFOLLOW: a symlink planted in place of the file is not read through
+            fd = os.open(self._path(key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, encoding="utf-8") as file:
+                if os.name == "posix" and os.fstat(file.fileno()).st_uid != os.getuid():
+                    return None
+                data = json.loads(file.read())
         except (OSError, ValueError):
             return None
         return data.get("value") if isinstance(data, dict) and data.get("key") == key else None
 
     def set(self, key: str, value: dict[str, Any]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._check_directory()
         path = self._path(key)
         temporary = path.with_suffix(".tmp")
-        # Created 0600 from the start (no window where another user could read it), then moved in place.
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()  # a stale (or planted) one: unlink removes a link, never what it points to
+        # Created 0600 from the start (no window where another user could read it), never through a link
+        # (O_EXCL | O_NOFOLLOW), then moved in place (a rename replaces a link, it does not follow it).
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(temporary, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump({"key": key, "value": value}, out)
-        os.chmod(temporary, 0o600)
         os.replace(temporary, path)
 
     def delete(self, key: str) -> None:

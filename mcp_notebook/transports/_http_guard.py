@@ -10,6 +10,8 @@ rules match. Secrets are compared in constant time.
 from __future__ import annotations
 
 import hmac
+import math
+import time
 from collections.abc import Iterable, Mapping
 
 from aiohttp import web
@@ -18,6 +20,8 @@ from yarl import URL
 from ..protocol.errors import INVALID_REQUEST
 from ..protocol.jsonrpc import ErrorResponse, serialize
 from .base import CREDENTIAL_NAME
+
+TOO_MANY_REQUESTS = -32029  # as in http_limits: the JSON-RPC code of a 429 body
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "Guard", "error_response"]
 
@@ -46,6 +50,8 @@ class Guard:
         tokens: Mapping[str, str] | None,
         allowed_hosts: Iterable[str] | None,
         allowed_origins: Iterable[str],
+        failure_rate: float = 1.0,
+        failure_burst: int = 20,
     ) -> None:
         named = dict(tokens or {})
         for name in named:
@@ -55,6 +61,11 @@ class Guard:
         self._secrets: list[tuple[bytes, str | None]] = [(s.encode(), n) for n, s in named.items()]
         if token is not None:
             self._secrets.append((token.encode(), None))
+        # Wrong-token guesses, per address: a bucket of ``failure_burst`` that refills ``failure_rate`` a
+        # second. Empty, the address gets 429 (Retry-After) before its token is even compared, so a guess
+        # that happens to be right is not told apart from a wrong one meanwhile.
+        self.failure_rate, self.failure_burst = failure_rate, failure_burst
+        self._failures: dict[str, tuple[float, float]] = {}  # address -> (guesses left, when)
         hosts = DEFAULT_ALLOWED_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
         self.allowed_hosts = {bare(h) for h in hosts}
         self._allowed_origins = {o.lower().rstrip("/") for o in allowed_origins}
@@ -69,7 +80,22 @@ class Guard:
             return error_response(403, "Forbidden: Origin not allowed")
         if not self._secrets:
             return None
+        address = request.remote or ""
+        left = self._guesses_left(address)
+        if left < 1.0:
+            wait = (1.0 - left) / self.failure_rate
+            return error_response(
+                429,
+                "Too Many Requests: too many wrong tokens from this address; retry later",
+                code=TOO_MANY_REQUESTS,
+                headers={"Retry-After": str(max(1, math.ceil(wait)))},
+            )
         if self._identify(request) is None:
+            self._failures[address] = (left - 1.0, time.monotonic())
+            if len(self._failures) > 10_000:  # forget addresses whose bucket is full again
+                full = self.failure_burst / self.failure_rate
+                now = time.monotonic()
+                self._failures = {k: v for k, v in self._failures.items() if now - v[1] < full}
             given = request.headers.get("Authorization", "").partition(" ")[2]
             challenge = 'Bearer error="invalid_token"' if given else "Bearer"
             return error_response(
@@ -86,6 +112,10 @@ class Guard:
         if found is None:
             return None
         return f"token:{found[0]}" if found[0] is not None else "token"
+
+    def _guesses_left(self, address: str) -> float:
+        left, when = self._failures.get(address, (float(self.failure_burst), 0.0))
+        return min(float(self.failure_burst), left + (time.monotonic() - when) * self.failure_rate)
 
     def credential(self, request: web.Request) -> str | None:
         """The name of the token ``request`` carries (None: the unnamed token, or none is required)."""

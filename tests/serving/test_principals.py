@@ -113,3 +113,25 @@ async def test_listing_needs_an_identified_caller() -> None:
     async with Client(server, era="legacy") as client:
         with pytest.raises(JSONRPCError, match="identified"):
             await client.list_tasks()
+
+
+def test_always_allow_is_this_principals_in_the_stateless_era() -> None:
+    """2026-07-28 calls have no session: "always allow" was remembered for the transport ("http"), so one
+    OAuth user's choice let every later caller through. Now it is the principal's, and an anonymous
+    stateless caller's choice covers that call only."""
+    from mcp_notebook.notebook.calls.policy import IncomingPolicy
+    from mcp_notebook.transports.base import Peer
+
+    destructive = {"annotations": {"destructiveHint": True}}
+
+    def call(identity: str | None) -> IncomingCall:
+        peer = Peer("http", None, None, identity, lasting=False)
+        return IncomingCall(peer, "wipe", {}, destructive, 1, principal=identity)
+
+    policy = IncomingPolicy()
+    alice, bob = 'oauth:["alice","nb"]', 'oauth:["bob","nb"]'
+    policy.always_allow_call(call(alice))
+    assert policy.decide_call(call(alice)).verdict == "allow"
+    assert policy.decide_call(call(bob)).verdict == "ask"
+    policy.always_allow_call(call(None))
+    assert policy.decide_call(call(None)).verdict == "ask"

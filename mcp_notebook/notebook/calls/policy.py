@@ -22,6 +22,7 @@ import abc
 import datetime as dt
 import fnmatch
 import itertools
+import secrets
 import threading
 import time
 from collections import deque
@@ -278,7 +279,15 @@ class IncomingPolicy(RuleBook):
 
     @staticmethod
     def _remembered(call: IncomingCall) -> str:
-        return f"session:{call.peer.session_id}" if call.peer.session_id else call.peer.principal
+        """What "always allow in this session" covers: the caller's HTTP session (legacy; a session only
+        answers to the principal that opened it), else (2026-07-28, no sessions) the principal the call is
+        bound to (its token's name, its OAuth subject and client), else this one call: an anonymous
+        stateless caller has nothing that ties its next call to this one."""
+        if call.peer.session_id:
+            return f"session:{call.peer.session_id}"
+        if call.principal is not None:
+            return f"principal:{call.principal}"
+        return f"call:{secrets.token_hex(8)}"  # never matched again
 
     def decide_call(self, call: IncomingCall) -> Decision:
         return self.decide(call.peer.principal, call.tool, call.tool_def, remembered=self._remembered(call))

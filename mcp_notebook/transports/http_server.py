@@ -28,6 +28,7 @@ import asyncio
 import logging
 import secrets
 import socket
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 
 from aiohttp import web
@@ -126,6 +127,11 @@ class StreamableHTTPServer:
         self.replay_events = replay_events
         self.retained_streams = retained_streams
         self.keepalive = keepalive
+        # Open SSE streams (each holds a connection and a file descriptor): per client (its identity, else
+        # its address) and in all. Past either, a new stream is 429 with Retry-After; open ones go on.
+        self.max_streams_per_client = 128
+        self.max_streams = 512
+        self._streams: Counter[str] = Counter()
         self.shutdown_timeout = shutdown_timeout
         self.sessions = Sessions(self.limits)
         self._modern: set[_Session] = set()  # engines of 2026-07-28 requests in flight (listen streams too)
@@ -475,6 +481,33 @@ class StreamableHTTPServer:
         watch: bool = False,
     ) -> web.StreamResponse:
         """Write ``stream``'s events after ``after`` to this connection until it finishes or is replaced."""
+        holder = self._who(request) or f"address:{request.remote}"
+        if self._streams[holder] >= self.max_streams_per_client or self._streams.total() >= self.max_streams:
+            return _error(
+                429,
+                f"Too Many Requests: at most {self.max_streams_per_client} open SSE streams per client and "
+                f"{self.max_streams} in all; close one first",
+                code=-32029,
+                headers={"Retry-After": "1"},
+            )
+        self._streams[holder] += 1
+        try:
+            return await self._stream_held(request, session, stream, after, headers, watch=watch)
+        finally:
+            self._streams[holder] -= 1
+            if not self._streams[holder]:
+                del self._streams[holder]
+
+    async def _stream_held(
+        self,
+        request: web.Request,
+        session: _Session,
+        stream: _Stream,
+        after: int,
+        headers: dict[str, str],
+        *,
+        watch: bool = False,
+    ) -> web.StreamResponse:
         response = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **headers})
         writer = stream.attach()
         try:

@@ -74,3 +74,26 @@ async def test_listen_streams_are_capped_per_principal() -> None:
                 resp.close()
     finally:
         await http_server.stop()
+
+
+async def test_open_sse_streams_are_capped_per_client() -> None:
+    """The transport's own bound: past ``max_streams_per_client`` open SSE streams, a new one is 429."""
+    server = Server("stream-flood")
+    http_server = StreamableHTTPServer(server, tokens={"alice": "alice-secret", "bob": "bob-secret"})
+    http_server.max_streams_per_client = 4
+    url = await http_server.start()
+    opened: list[aiohttp.ClientResponse] = []
+    try:
+        async with aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=WAIT), connector=aiohttp.TCPConnector(limit=0)
+        ) as http:
+            first = [await _first_event(http, url, "alice-secret", i, opened) for i in range(6)]
+            assert [m.get("method") for m in first[:4]] == ["notifications/subscriptions/acknowledged"] * 4
+            assert [r.status for r in opened] == [200] * 4 + [429] * 2
+            assert all(m["error"]["code"] == -32029 for m in first[4:])
+            other = await _first_event(http, url, "bob-secret", 99, opened)
+            assert other.get("method") == "notifications/subscriptions/acknowledged"
+            for resp in opened:
+                resp.close()
+    finally:
+        await http_server.stop()

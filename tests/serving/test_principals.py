@@ -135,3 +135,38 @@ def test_always_allow_is_this_principals_in_the_stateless_era() -> None:
     assert policy.decide_call(call(bob)).verdict == "ask"
     policy.always_allow_call(call(None))
     assert policy.decide_call(call(None)).verdict == "ask"
+
+
+async def test_a_listen_stream_hears_nothing_of_another_principals_task() -> None:
+    """Before, bob's ``subscriptions/listen`` naming alice's task id received its status and inlined
+    result (``notifications/tasks``). Now task notifications reach only their owner's streams."""
+    server = Server("listen-binding")
+    release = asyncio.Event()
+
+    @server.tool(task="optional")
+    async def secret_job() -> str:
+        """Finishes when the test says so."""
+        await release.wait()
+        return "alice's secret result"
+
+    async with Client(server, era="modern") as alice, Client(server, era="modern") as bob:
+        seen: list[dict[str, Any]] = []
+        call = asyncio.ensure_future(alice.call_tool("secret_job", on_task=seen.append))
+        for _ in range(500):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        task_id = seen[0]["taskId"]
+        listen = {"notifications": {"taskIds": [task_id]}}
+        spying = asyncio.ensure_future(bob.connection.request("subscriptions/listen", bob._with_meta(listen)))
+        for _ in range(500):
+            if any("acknowledged" in entry.raw and task_id in entry.raw for entry in bob.trace):
+                break
+            await asyncio.sleep(0.01)
+        release.set()
+        result = await asyncio.wait_for(call, WAIT)
+        assert result["content"][0]["text"] == "alice's secret result"
+        await bob.list_tools()  # one more round trip on bob's connection: anything sent to it has arrived
+        heard = [entry.raw for entry in bob.trace if entry.direction == "in"]
+        assert not any("notifications/tasks" in raw or "secret result" in raw for raw in heard)
+        spying.cancel()

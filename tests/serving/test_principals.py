@@ -170,3 +170,33 @@ async def test_a_listen_stream_hears_nothing_of_another_principals_task() -> Non
         heard = [entry.raw for entry in bob.trace if entry.direction == "in"]
         assert not any("notifications/tasks" in raw or "secret result" in raw for raw in heard)
         spying.cancel()
+
+
+async def test_the_unnamed_token_sees_nothing_of_a_named_tokens_tasks() -> None:
+    """Before, the unnamed token's callers had no principal (None), so ``tasks/list`` showed them every
+    task, named principals' included. Now the unnamed token is a principal of its own ("token")."""
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+    server = make_server()
+    http_server = StreamableHTTPServer(server, token="shared-secret", tokens={"ci": "ci-secret"})
+    url = await http_server.start()
+    try:
+        ci = Client(url, era="legacy", headers={"Authorization": "Bearer ci-secret"})
+        shared = Client(url, era="legacy", headers={"Authorization": "Bearer shared-secret"})
+        async with ci, shared:
+            seen: list[dict[str, Any]] = []
+            call = asyncio.ensure_future(ci.call_tool("job", task=True, on_task=seen.append))
+            for _ in range(500):
+                if seen:
+                    break
+                await asyncio.sleep(0.01)
+            task_id = seen[0]["taskId"]
+            assert await shared.list_tasks() == []
+            with pytest.raises(JSONRPCError, match="Unknown task"):
+                await shared.get_task(task_id)
+            assert [t["taskId"] for t in await ci.list_tasks()] == [task_id]
+            await ci.cancel_task(task_id)
+            with pytest.raises(Exception):  # noqa: B017
+                await asyncio.wait_for(call, WAIT)
+    finally:
+        await http_server.stop()

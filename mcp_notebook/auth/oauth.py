@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 import yarl
@@ -69,16 +70,26 @@ class _LocalAddress(OSError):
 
 
 class _GuardedResolver(aiohttp.ThreadedResolver):
-    """aiohttp's resolver, refusing names that resolve to a loopback, private or link-local address while
-    ``refuse()`` says so (the server being talked to is public)."""
+    """aiohttp's resolver with the SSRF guard: while the MCP server being signed in to is public, a name
+    resolving to a loopback, private or link-local address is refused. The server's own name is always
+    resolved (the person chose it); when it resolves to a local address, the server is local and so may
+    point anywhere local."""
 
-    def __init__(self, refuse: Callable[[], bool]) -> None:
+    def __init__(self, server_url: Callable[[], str]) -> None:
         super().__init__()
-        self._refuse = refuse
+        self._server_url = server_url
+        self._local_servers: set[str] = set()
 
     async def resolve(self, host: str, port: int = 0, family: Any = 0) -> Any:
         found = await super().resolve(host, port, family)
-        if self._refuse() and any(is_local_address(str(entry["host"])) for entry in found):
+        local = any(is_local_address(str(entry["host"])) for entry in found)
+        server_url = self._server_url()
+        server_host = (urlsplit(server_url).hostname or "").lower()
+        if not server_host or host.lower() == server_host:
+            if local:
+                self._local_servers.add(host.lower())
+            return found
+        if local and refuses_local(server_url) and server_host not in self._local_servers:
             raise _LocalAddress(f"{host} resolves to a local address")
         return found
 
@@ -293,6 +304,7 @@ class OAuth:
         resource = canonical_resource(server_url)
         if not force and await self._usable_tokens(resource) is not None:
             return
+        self._server_url = server_url  # the SSRF guard's reference: the server the person chose
         async with self._session() as http:
             ping = b'{"jsonrpc":"2.0","id":0,"method":"ping"}'
             sent = {**(headers or {}), "Content-Type": "application/json"}
@@ -312,7 +324,7 @@ class OAuth:
     def _session(self) -> aiohttp.ClientSession:
         # Every name is resolved through the SSRF guard: a public server's documents may not lead us to a
         # name that resolves to a local address (checked at connect time, so DNS cannot change its mind).
-        connector = aiohttp.TCPConnector(resolver=_GuardedResolver(lambda: refuses_local(self._server_url)))
+        connector = aiohttp.TCPConnector(resolver=_GuardedResolver(lambda: self._server_url))
         return aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self.http_timeout), connector=connector
         )

@@ -88,12 +88,15 @@ async def test_a_name_resolving_to_a_local_address_is_refused(
     real = socket.getaddrinfo
 
     def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
-        return real("127.0.0.1" if host == "metadata.attacker.test" else host, *args, **kwargs)
+        local = ("metadata.attacker.test", "mcp.lan.test")
+        return real("127.0.0.1" if host in local else host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     with pytest.raises(AuthError, match="resolves to a local address"):
         await _fetch("http://mcp.public.test/mcp", f"http://metadata.attacker.test:{internal}/secret")
-    # a server that is itself local (development) may point at local names
+    # a server that is itself local (development, a LAN name) is reached, and may point at local names
+    lan = f"http://mcp.lan.test:{internal}"
+    assert await _fetch(f"{lan}/mcp", f"{lan}/secret") == SECRET
     assert (
         await _fetch(f"http://127.0.0.1:{internal}/mcp", f"http://metadata.attacker.test:{internal}/secret")
         == SECRET

@@ -53,7 +53,7 @@ def add_commands(
         ),
         epilog=(
             "TARGET: -- COMMAND ARGS... (stdio), an http(s) URL, a FILE.py[:NAME] or module[:NAME] holding "
-            "a Server, or a notebook NB.ipynb. Exit status: 0 same, 1 differences, 2 usage."
+            "a Server, or a notebook NB.ipynb. Exit status: 0 same, 1 differences, 2 usage or no server."
         ),
     )
     verify.add_argument("cassette", metavar="CASSETTE.jsonl")
@@ -147,7 +147,7 @@ def resolve_target(words: list[str], load: Loader) -> tuple[Any, str]:
 def _verify(args: argparse.Namespace, load: Loader) -> int:
     from .engine.cassette import CassetteError
     from .engine.verify import verify
-    from .errors import TargetError
+    from .errors import MCPError, TargetError
 
     try:
         target, shown = resolve_target(list(args.target), load)
@@ -160,6 +160,9 @@ def _verify(args: argparse.Namespace, load: Loader) -> int:
         )
     except CassetteError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (MCPError, OSError) as exc:  # the server would not start, or not talk MCP in the cassette's era
+        print(f"{PROG}: error: cannot verify against {shown}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(report.text())
     if args.update and not report.ok:

@@ -136,6 +136,11 @@ def test_verify_usage_errors(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "not an mcp-notebook cassette" in bad.stderr
     none = cli("verify", str(tmp_path / "bad.jsonl"))
     assert none.returncode == 2 and "name a server" in none.stderr
+    gone = cli(
+        "verify", str(ROOT / "tests/cassette/data/sample.jsonl"), "--", str(tmp_path / "no-such-server")
+    )
+    assert gone.returncode == 2, gone.stdout + gone.stderr
+    assert "cannot verify against" in gone.stderr and "Traceback" not in gone.stderr
 
 
 async def test_client_gets_cassette_directly(cassettes: dict[str, Path]) -> None:

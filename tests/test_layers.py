@@ -47,6 +47,7 @@ PART_OF = {
     "export": "cli",
     "pytest_plugin": "cli",
     "_pytest_entry": "cli",
+    "jupyter_hooks": "cli",  # the Jupyter server extension (imports nothing of the package)
 }
 
 # The families inside ``notebook`` (sub-packages, or flat modules); "" is notebook/__init__.py.

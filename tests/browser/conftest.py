@@ -79,6 +79,9 @@ LAB_SETTINGS = {
         "scrollPastEnd": False,
     },
 }
+#: the package's Jupyter server extension (mcp_notebook/jupyter_hooks.py) is enabled by this config
+#: directory, as scripts/lab does (a wheel installs the same file; an editable install does not)
+JUPYTER_CONFIG = Path(__file__).resolve().parents[2] / "jupyter-config"
 
 
 # -- JupyterLab ---------------------------------------------------------------------------------------------
@@ -165,6 +168,7 @@ def start_server(base: Path, root: Path, data: Path) -> Lab:
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_CONFIG_PATH": str(JUPYTER_CONFIG),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "JUPYTER_DATA_DIR": str(data),
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Frontend, Notebook, both_frontends
+from .conftest import KERNEL_TIMEOUT_MS, Frontend, Lab, Notebook, both_frontends
 
 OpenNotebook = Callable[..., Notebook]
 CONNECT_DEMO = f"%mcp connect demo -- {sys.executable} -m mcp_notebook.demo_server"
@@ -86,3 +86,63 @@ def test_to_pandas_on_a_batch_awaiting_approval_says_so(open_notebook: OpenNoteb
     expect(table).to_contain_text("failed")
     expect(table).to_contain_text("cannot divide by zero")
     assert notebook.output_text(3).count(" ok ") == 2, notebook.output_text(3)
+
+
+ADD_TOOL = '''\
+@mcp.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b'''
+LIVE_CELLS = ["%load_ext mcp_notebook", ADD_TOOL, "%mcp form add", CONNECT_DEMO, "%mcp call demo.sunrise"]
+
+
+@both_frontends
+def test_a_card_approved_after_a_reload_shows_its_result(
+    open_notebook: OpenNotebook, screenshot_dir: Path, frontend: Frontend
+) -> None:
+    """Before: after a reload the card still offered Approve and the call ran, but the output went empty
+    (the call closed its widget, and the display update cannot reach a reloaded page)."""
+    notebook = open_notebook(["%load_ext mcp_notebook", CONNECT_DEMO, "%mcp call demo.count_slowly steps=2"])
+    notebook.run_all()
+    expect(notebook.output(2).get_by_role("button", name="Approve")).to_be_visible()
+    notebook.save()
+    notebook.reload()
+    card = notebook.output(2)
+    card.get_by_role("button", name="Approve").click()
+    expect(card).to_contain_text("Counted to 2.", timeout=KERNEL_TIMEOUT_MS)
+    notebook.screenshot(screenshot_dir / f"approved-after-reload-{frontend}.png")
+    assert not notebook.widget_errors(), notebook.widget_errors()
+
+
+@both_frontends
+def test_restart_and_reload_show_snapshots_not_model_not_found(
+    open_notebook: OpenNotebook, screenshot_dir: Path, frontend: Frontend
+) -> None:
+    """Before: the form and the waiting card became "Error displaying widget: model not found"."""
+    notebook = open_notebook(LIVE_CELLS)
+    notebook.run_all()
+    expect(notebook.output(4).get_by_role("button", name="Approve")).to_be_visible()
+    notebook.save()
+    notebook.restart_kernel()
+    notebook.reload()
+    notebook.screenshot(screenshot_dir / f"restart-reload-{frontend}.png")
+    assert not notebook.widget_errors(), notebook.widget_errors()
+    expect(notebook.output(2)).to_contain_text("Add two numbers.")
+    expect(notebook.output(4)).to_contain_text("sunrise")
+
+
+@both_frontends
+def test_reopened_in_a_fresh_server_shows_snapshots_not_model_not_found(
+    open_notebook: OpenNotebook, fresh_lab: Callable[[], Lab], screenshot_dir: Path, frontend: Frontend
+) -> None:
+    """Before: a saved notebook reopened in a new server showed "model not found" for every live output."""
+    notebook = open_notebook(LIVE_CELLS)
+    notebook.run_all()
+    expect(notebook.output(4).get_by_role("button", name="Approve")).to_be_visible()
+    notebook.save()
+    reopened = open_notebook(None, notebook.name, server=fresh_lab())
+    reopened.wait_widgets_restored()
+    reopened.screenshot(screenshot_dir / f"reopened-{frontend}.png")
+    assert not reopened.widget_errors(), reopened.widget_errors()
+    expect(reopened.output(2)).to_contain_text("Add two numbers.")
+    expect(reopened.output(4)).to_contain_text("sunrise")

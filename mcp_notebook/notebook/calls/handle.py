@@ -572,13 +572,12 @@ class CallHandle:
         return self._view(self, self._widgets) if self._view is not None else None
 
     def _close_widgets(self) -> None:
+        if "box" in self._widgets:
+            self._box()  # the box stays, showing the final snapshot (a reloaded page shows only the box)
         for key in ("approval", "progress"):
             view = self._widgets.pop(key, None)
             if view is not None:
                 view.close()
-        box = self._widgets.pop("box", None)
-        if box is not None:
-            box.close()
 
     def static_bundle(self) -> dict[str, str]:
         """The call as static HTML/text in its current state (``handle_view.call_bundle``)."""

@@ -50,7 +50,16 @@ def call_view(handle: CallHandle, parts: dict[str, Any]) -> Any:
     """A call's live widget: its approval card or its progress, then the widgets attached to it (an
     elicitation...). ``parts`` is the handle's own cache of them, so each is built once."""
     children: list[Any] = []
-    if handle.state == "awaiting-approval":
+    if handle.done():
+        # The call ended. A page reloaded while it waited or ran shows this box (the page fetched its model
+        # again) and no display update reaches that page: the box ends as the call's final snapshot, so
+        # the result shows where the card was (issue 19 item 2).
+        final = handle.static_bundle().get("text/html", "")
+        if "final" not in parts:
+            parts["final"] = w.HTML(final)
+        parts["final"].value = final
+        children.append(parts["final"])
+    elif handle.state == "awaiting-approval":
         if "approval" not in parts:
             parts["approval"] = ApprovalCard(handle)
         children.append(parts["approval"].widget)

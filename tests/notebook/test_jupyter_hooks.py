@@ -1,0 +1,32 @@
+"""The server extension's rule (mcp_notebook/jupyter_hooks.py): a widget view whose model is gone is left
+out when it has a text/html snapshot; a live view, and a view with no snapshot, are kept. The browser
+suite (tests/browser/test_live_page.py) checks it in JupyterLab and Notebook 7 against real kernels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_notebook.jupyter_hooks import WIDGET_VIEW, dead_views_removed
+
+
+def _output(model_id: str, *, html: bool = True) -> dict[str, Any]:
+    data: dict[str, Any] = {WIDGET_VIEW: {"model_id": model_id}, "text/plain": "a card"}
+    if html:
+        data["text/html"] = "<div>the card's snapshot</div>"
+    return {"output_type": "display_data", "data": data, "metadata": {}}
+
+
+def test_only_dead_views_with_a_snapshot_are_left_out() -> None:
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "outputs": [_output("alive"), _output("gone"), _output("")]},
+            {"cell_type": "code", "outputs": [_output("gone-no-snapshot", html=False)]},
+            {"cell_type": "markdown", "source": "text"},
+        ]
+    }
+    assert dead_views_removed(notebook, {"alive"}) == 2
+    kept, gone, emptied = (o["data"] for o in notebook["cells"][0]["outputs"])
+    assert WIDGET_VIEW in kept
+    assert WIDGET_VIEW not in gone and gone["text/html"] == "<div>the card's snapshot</div>"
+    assert WIDGET_VIEW not in emptied  # a view JupyterLab emptied (model_id "") opens as its snapshot
+    assert WIDGET_VIEW in notebook["cells"][1]["outputs"][0]["data"]  # nothing to show instead: kept

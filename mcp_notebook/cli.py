@@ -236,13 +236,15 @@ async def serve_http(
     limits: HTTPLimits | None = None,
     auth: ProtectedResource | None = None,
     reuse_port: bool = False,
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Serve over Streamable HTTP until SIGINT or SIGTERM, then stop cleanly (open sessions are ended).
 
     ``sse_retry_ms`` set turns on SSE polling with that reconnection delay; ``limits``: the HTTP bounds;
     ``auth``: serve as an OAuth protected resource (its middleware checks every request's access token).
+    ``allowed_hosts``: more ``Host`` headers to accept (a load balancer's name), besides loopback's.
     """
-    from .transports.http_server import StreamableHTTPServer
+    from .transports.http_server import DEFAULT_ALLOWED_HOSTS, StreamableHTTPServer
 
     http = StreamableHTTPServer(
         server,
@@ -252,6 +254,7 @@ async def serve_http(
         sse_retry_ms=sse_retry_ms or DEFAULT_SSE_RETRY_MS,
         middlewares=[auth.middleware] if auth is not None else [],
         identify=auth.identity if auth is not None else None,
+        allowed_hosts=(*DEFAULT_ALLOWED_HOSTS, *allowed_hosts) if allowed_hosts else None,
     )
     if auth is not None:
         auth.body_timeout = http.limits.body_timeout  # the tool-scope check reads bodies too
@@ -365,6 +368,7 @@ def _serve(args: argparse.Namespace) -> int:
                     limits=limits,
                     auth=auth,
                     reuse_port=reuse,
+                    allowed_hosts=args.allowed_host or (),
                 )
             )
     except KeyboardInterrupt:

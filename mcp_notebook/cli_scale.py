@@ -2,11 +2,13 @@
 key, and ``--workers N`` processes on one port.
 
 The 2026-07-28 era is stateless: any worker can answer any request once they share the key that seals MRTR
-``requestState`` (``--state-key`` or ``$MCP_NOTEBOOK_STATE_KEY``) and the SQLite task store
-(``--task-store FILE``). ``--workers N`` starts N copies of the same command, each listening on the same port
-with ``SO_REUSEPORT`` (Linux spreads connections over them); behind any HTTP load balancer, run one
-``serve`` per port instead, with the same key and store. 2025-11-25 HTTP sessions live in one worker: they
-need sticky routing by ``Mcp-Session-Id`` (a client whose session lands elsewhere gets 404 and starts anew).
+``requestState`` (``--state-key`` or ``$MCP_NOTEBOOK_STATE_KEY``) and a task store (``--task-store FILE``:
+SQLite, one machine; ``--task-store redis://HOST:PORT/DB``: Redis, any machine, DESIGN decision 21).
+``--workers N`` starts N copies of the same command, each listening on the same port with ``SO_REUSEPORT``
+(Linux spreads connections over them); behind any HTTP load balancer, run one ``serve`` per port instead,
+with the same key and store, and ``--allowed-host`` naming the Host clients send the balancer. 2025-11-25
+HTTP sessions live in one worker: they need sticky routing by ``Mcp-Session-Id`` (a client whose session
+lands elsewhere gets 404 and starts anew). docs/scale.md says what is shared and what is not.
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ def add_scale_arguments(serve: argparse.ArgumentParser) -> None:
         help=(
             f"the secret that seals MRTR requestState (16+ characters; default ${STATE_KEY_ENV}, else random "
             "per process): workers behind one load balancer share it, and a restart keeps live states valid"
+        ),
+    )
+    serve.add_argument(
+        "--allowed-host",
+        metavar="HOST[:PORT]",
+        action="append",
+        help=(
+            "with --http: also accept requests whose Host header is exactly this (the name clients use to "
+            "reach a load balancer in front of the workers); repeatable. Loopback on the served port is "
+            "always accepted; any other Host is refused (DNS rebinding)"
         ),
     )
     serve.add_argument(

@@ -36,6 +36,7 @@ from ..protocol.session import (
     Session,
 )
 from ..transports.base import Transport, TransportClosed
+from . import otel
 from .trace import Trace
 
 __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
@@ -212,7 +213,8 @@ class Connection:
         related_id: RequestId | None = None,
         on_id: Callable[[RequestId], None] | None = None,
     ) -> dict[str, Any]:
-        """Send a request and wait for its result.
+        """Send a request and wait for its result, in an OpenTelemetry CLIENT span whose trace context
+        the request carries in ``_meta`` (``engine/otel.py``; nothing without OpenTelemetry).
 
         ``on_id(request_id)`` is called before the request goes out (a listen stream's notifications name it).
 
@@ -220,6 +222,26 @@ class Connection:
         ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). A timeout or a
         cancelled caller sends ``notifications/cancelled`` (basic/utilities/cancellation).
         """
+        recorder = otel.tracer()
+        if recorder is None:
+            return await self._request(
+                method, params, timeout, progress_callback, max_timeout, related_id, on_id
+            )
+        with otel.client_span(recorder, method, params) as params:
+            return await self._request(
+                method, params, timeout, progress_callback, max_timeout, related_id, on_id
+            )
+
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress_callback: ProgressCallback | None,
+        max_timeout: float | None,
+        related_id: RequestId | None,
+        on_id: Callable[[RequestId], None] | None,
+    ) -> dict[str, Any]:
         self._check_open()
         loop = asyncio.get_running_loop()
         pending = _Pending(loop.create_future(), progress_callback)
@@ -388,7 +410,12 @@ class Connection:
     async def _answer(self, incoming: IncomingRequest) -> str | None:
         """Run the handler; the answer to send (None: cancelled, so nothing may be sent)."""
         try:
-            result = await self._request_handler(incoming)
+            recorder = otel.tracer()
+            if recorder is None:
+                result = await self._request_handler(incoming)
+            else:
+                with otel.server_span(recorder, incoming.method, incoming.params, incoming.id):
+                    result = await self._request_handler(incoming)
             text = self.session.send_result(incoming.id, result)
         except asyncio.CancelledError:
             self.session.forget(incoming.id)  # cancelled by the peer or by closing: no answer is sent

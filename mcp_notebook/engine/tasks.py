@@ -26,6 +26,7 @@ from ..protocol import modern
 from ..protocol import tasks as wire
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
 from ..protocol.tasks import TaskRecord
+from . import otel
 from .task_store import InMemoryTaskStore, TaskStore
 from .task_store_redis import TaskEvent
 
@@ -83,6 +84,7 @@ class _Running:
     record_id: str
     modern: bool
     session: ServerSession
+    tool: str = ""
     cancel_event: threading.Event = field(default_factory=threading.Event)
     waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     asked: int = 0
@@ -304,7 +306,7 @@ class TaskManager:
         self.run(self.register(record, session), run)
 
     def register(self, record: TaskRecord, session: ServerSession) -> _Running:
-        running = _Running(record.task_id, record.era == "modern", session)
+        running = _Running(record.task_id, record.era == "modern", session, tool=record.tool)
         self._running[record.task_id] = running
         self.follow()
         return running
@@ -319,7 +321,8 @@ class TaskManager:
         async def job() -> None:
             watcher = asyncio.get_running_loop().create_task(self._watch(running))
             try:
-                result, error = await run(running)
+                with otel.task_span(running.tool, record.record_id):
+                    result, error = await run(running)
             except asyncio.CancelledError:
                 result, error = None, {"code": INTERNAL_ERROR, "message": "the server stopped the task"}
             except JSONRPCError as exc:

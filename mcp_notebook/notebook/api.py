@@ -32,6 +32,7 @@ from .calls.asking import Asking
 from .calls.connections import Connections, NotebookError
 from .calls.handle import CallHandle, Surface
 from .calls.policy import LOCAL, AuditEntry, AuditLog, Decision, Policy, check_verdict
+from .calls.task_file import default_file
 from .calls.tasks import TaskBook
 from .config import MCPNotebook
 from .recording import NotebookRecording, Recordings
@@ -81,7 +82,8 @@ class NotebookMCP(Browsing):
         self._auth = Authorizations(lambda: self.runtime)
         self._active: list[CallHandle] = []
         self._recordings = Recordings()
-        self.task_book = TaskBook()  # the tasks this notebook's calls started (%mcp tasks)
+        # the tasks this notebook's calls started (%mcp tasks); an HTTP server's also on disk, by URL
+        self.task_book = TaskBook(default_file(), self._connections.http_url)
         self._lock = threading.RLock()
         self._surface = Surface(shell)
         self._asking = Asking(self._surface, self.audit, lambda: self.headless, self._host)

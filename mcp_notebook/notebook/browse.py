@@ -164,13 +164,26 @@ class Browsing:
         *,
         diagram: bool = False,
         live: bool = False,
+        otlp: str | None = None,
     ) -> Any:
         """The JSON-RPC conversation of ``server`` (every connection when None), the ``last`` messages;
         ``diagram=True`` draws it as a sequence diagram (inline SVG; click an arrow for its JSON);
-        ``live=True`` keeps the shown output current as messages arrive (``%mcp trace --live``)."""
+        ``live=True`` keeps the shown output current as messages arrive (``%mcp trace --live``);
+        ``otlp="FILE"`` writes it as OTLP/JSON spans instead, one per request (``engine/otel.py``)."""
         names = [server] if server else self.connections()
 
         traces = [(name, self._client(name).trace) for name in names]
+        if otlp is not None:
+            import json
+
+            from ..engine.otel import otlp_json
+
+            exported = [otlp_json(trace, f"mcp-notebook {name}") for name, trace in traces]
+            data = {"resourceSpans": [r for e in exported for r in e["resourceSpans"]]}
+            with open(otlp, "w") as out:
+                json.dump(data, out)
+            count = sum(len(s["spans"]) for r in data["resourceSpans"] for s in r["scopeSpans"])
+            return f"{count} spans of {', '.join(names)} written to {otlp} (OTLP/JSON)"
 
         def view() -> TraceView:
             sections = []

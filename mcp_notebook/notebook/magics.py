@@ -154,6 +154,7 @@ class MCPMagics(Magics):
         p.add_argument("--last", type=int, default=50, help="how many messages (default 50; 0 = all)")
         p.add_argument("--diagram", action="store_true", help="as a sequence diagram (click an arrow: JSON)")
         p.add_argument("--live", action="store_true", help="keep the output current as messages arrive")
+        p.add_argument("--otlp", metavar="FILE", help="write it to FILE as OTLP/JSON spans, one per request")
         p = self._add(
             "record",
             "Record a connection's messages to a cassette: record NAME [SERVER] | record --stop [SERVER].",
@@ -383,7 +384,7 @@ class MCPMagics(Magics):
 
     def _trace(self, rest: str) -> Any:
         ns = self._parse("trace", rest)
-        return self.api.trace(ns.server, last=ns.last or None, diagram=ns.diagram, live=ns.live)
+        return self.api.trace(ns.server, last=ns.last or None, diagram=ns.diagram, live=ns.live, otlp=ns.otlp)
 
     def _record(self, rest: str) -> Any:
         ns = self._parse("record", rest)

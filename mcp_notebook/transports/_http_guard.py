@@ -134,6 +134,8 @@ class Guard:
         return match
 
     def _host_allowed(self, host: str) -> bool:
+        if host.strip().lower() in self.allowed_hosts:
+            return True  # named with its port (or none) exactly: a load balancer's public name
         if host.startswith("["):
             name, _, rest = host[1:].partition("]")
             port = rest.removeprefix(":")

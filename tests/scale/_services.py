@@ -73,13 +73,17 @@ KEY = "a shared secret for the workers, 32+ chars"
 
 @contextlib.contextmanager
 def worker(
-    log: Path, store: str, *, port: int | None = None, env: dict[str, str] | None = None
+    log: Path,
+    store: str,
+    *options: str,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``mcp-notebook serve tests/tasks/_fixture.py --http 127.0.0.1:PORT --task-store STORE`` with the
     shared state key; yields its URL and process (a test may SIGKILL it)."""
     port = port or free_port()
     command = [sys.executable, "-m", "mcp_notebook", "serve", str(FIXTURE), "--http", f"127.0.0.1:{port}"]
-    command += ["--task-store", store, "--state-key", KEY]
+    command += ["--task-store", store, "--state-key", KEY, *options]
     with log.open("ab") as out:
         process = subprocess.Popen(
             command,
@@ -92,5 +96,41 @@ def worker(
     try:
         _wait_listening(process, port, log)
         yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        _stop(process)
+
+
+EXAMPLE_HAPROXY = ROOT / "examples" / "scale" / "haproxy.cfg"
+
+
+def haproxy_config(port: int, workers: list[int]) -> str:
+    """The README's HAProxy config (examples/scale/haproxy.cfg) with these ports put in."""
+    lines = []
+    for line in EXAMPLE_HAPROXY.read_text().splitlines():
+        if line.strip().startswith("bind "):
+            line = f"    bind 127.0.0.1:{port}"
+        elif line.strip().startswith("server "):
+            if not workers:
+                continue
+            line = f"    server w{len(lines)} 127.0.0.1:{workers.pop(0)}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+@contextlib.contextmanager
+def haproxy(directory: Path, port: int, workers: list[int]) -> Iterator[str]:
+    """Debian's haproxy on 127.0.0.1:``port`` in front of ``workers``; yields the balancer's MCP URL."""
+    binary = program("haproxy")
+    directory.mkdir(parents=True, exist_ok=True)
+    config = directory / "haproxy.cfg"
+    config.write_text(haproxy_config(port, list(workers)))
+    log = directory / "haproxy.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [binary, "-f", str(config), "-db"], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        _wait_listening(process, port, log)
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         _stop(process)

@@ -12,6 +12,34 @@ server.tasks.poll_interval_ms = 50
 # tests/scale sets these: a long watch interval shows a cancel crossing workers by Redis pub/sub, not polls
 server.tasks.watch_interval = float(os.environ.get("FIXTURE_WATCH_INTERVAL", "0.05"))
 server.tasks.lease_seconds = float(os.environ.get("FIXTURE_LEASE_SECONDS", "8"))
+if os.environ.get("FIXTURE_SPANS"):  # tests/scale/test_traces.py: this worker's spans, a JSON line each
+    import json
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    from mcp_notebook.engine import otel
+
+    class _ToFile(SpanExporter):
+        def export(self, spans: object) -> SpanExportResult:
+            path = os.path.join(os.environ["FIXTURE_SPANS"], f"{os.getpid()}.jsonl")
+            with open(path, "a") as out:
+                for span in spans:  # type: ignore[attr-defined]
+                    parent = span.parent.span_id if span.parent is not None else None
+                    line = {
+                        "name": span.name,
+                        "kind": span.kind.name,
+                        "trace": f"{span.context.trace_id:032x}",
+                        "span": f"{span.context.span_id:016x}",
+                        "parent": f"{parent:016x}" if parent is not None else None,
+                    }
+                    out.write(json.dumps(line) + "\n")
+            return SpanExportResult.SUCCESS
+
+    _provider = TracerProvider()
+    _provider.add_span_processor(SimpleSpanProcessor(_ToFile()))
+    otel.use_tracer_provider(_provider)
+
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 

@@ -17,6 +17,12 @@ from tests.scale._services import redis_server
 T0 = float(int(time.time()))  # records are made "now": Redis expires a key whose ttl is over at once
 
 
+@pytest.fixture(autouse=True)
+def _now() -> None:
+    global T0
+    T0 = float(int(time.time()))  # each test's own "now" (a long run must not age the records)
+
+
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with redis_server(tmp_path_factory.mktemp("redis")) as url:
@@ -39,8 +45,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TaskStore]
 
 
 def record(
-    task_id: str, owner: str | None = None, created: float = T0, ttl: int | None = 60_000
+    task_id: str, owner: str | None = None, created: float | None = None, ttl: int | None = 60_000
 ) -> TaskRecord:
+    created = T0 if created is None else created
     return TaskRecord(task_id, "legacy", "tool", created_at=created, ttl_ms=ttl, owner=owner)
 
 

@@ -59,6 +59,11 @@ class Connections:
     def target(self, name: str) -> tuple[str, str]:
         return self._targets.get(name, ("?", "?"))
 
+    def http_url(self, name: str) -> str | None:
+        """The URL of an HTTP connection (None: another kind, or not connected)."""
+        kind, shown = self.target(name)
+        return shown if kind == "http" else None
+
     def split(self, name: str) -> tuple[str, str]:
         """``SERVER.TOOL`` when ``SERVER`` is a connection; otherwise all of it names a notebook tool."""
         head, dot, rest = name.partition(".")

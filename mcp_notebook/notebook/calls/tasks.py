@@ -5,20 +5,28 @@ task) shows its status on its handle; the notebook also notes every task its cal
 tasks`` lists them with their current status (plus, from a 2025-11-25 server that has ``tasks/list``, the
 tasks it keeps). A task outlives the kernel that started it: ``%mcp task get SERVER.ID`` fetches the result
 of a task started before a restart (its id is on the old output), as long as the server keeps it.
+
+The book is durable for tasks of HTTP servers (a stdio or in-memory server does not outlive the kernel):
+their ids are kept per server URL in a 0600 file in Jupyter's data directory (``mcp_notebook/tasks.json``;
+``$MCP_NOTEBOOK_TASK_BOOK`` names another file, ``off`` keeps none), so after a kernel restart ``%mcp
+tasks`` lists them again for a connection to the same URL, and ``%mcp task get ID`` finds their server.
+An entry goes when the task's ttl is over, or when the server no longer knows the task.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...engine.client_tasks import TaskCancelledError
-from ...protocol.errors import JSONRPCError, MCPError
+from ...protocol.errors import INVALID_PARAMS, JSONRPCError, MCPError
 from ...protocol.session import has_capability
 from ...protocol.tasks import TERMINAL
 from ..rendering.results import ResultView
 from ..rendering.views import TableView
 from .policy import LOCAL
+from .task_file import TaskFile
 
 if TYPE_CHECKING:
     from ...engine.sync import SyncClient
@@ -48,27 +56,61 @@ class NotebookMCP(Protocol):
 
 
 class TaskBook:
-    """The tasks this notebook's calls started: (server, taskId) -> the tool and the latest task dict."""
+    """The tasks this notebook's calls started: (server, taskId) -> the tool and the latest task dict; those
+    of HTTP servers also in a :class:`TaskFile`, by URL (``url_of(name)``: a connection's URL, or None)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, file: TaskFile | None = None, url_of: Callable[[str], str | None] = lambda name: None
+    ) -> None:
         self._tasks: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         self._lock = threading.Lock()
+        self._file = file
+        self._url_of = url_of
 
     def note(self, server: str, tool: str, task: dict[str, Any]) -> None:
         task_id = task.get("taskId")
         if isinstance(task_id, str):
             with self._lock:
                 self._tasks[(server, task_id)] = (tool, dict(task))
+            url = self._url_of(server)
+            if self._file is not None and url is not None:
+                self._file.note(url, tool, task)
+
+    def forget(self, server: str, task_id: str) -> None:
+        """The server no longer knows the task."""
+        with self._lock:
+            self._tasks.pop((server, task_id), None)
+        url = self._url_of(server)
+        if self._file is not None and url is not None:
+            self._file.forget(url, task_id)
 
     def tool_of(self, server: str, task_id: str) -> str | None:
-        with self._lock:
-            known = self._tasks.get((server, task_id))
-        return known[0] if known else None
+        return next((tool for _s, tool, task in self.entries(server) if task.get("taskId") == task_id), None)
 
-    def entries(self, server: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    def entries(
+        self, server: str | None = None, names: list[str] | None = None
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """This kernel's tasks, then the file's for the connected servers (``names``, or ``server``)."""
         with self._lock:
             items = list(self._tasks.items())
-        return [(s, tool, task) for (s, _), (tool, task) in items if server is None or s == server]
+        found = [(s, tool, task) for (s, _), (tool, task) in items if server is None or s == server]
+        if self._file is None:
+            return found
+        seen = {(s, str(task.get("taskId"))) for s, _tool, task in found}
+        for name in [server] if server else names or []:
+            url = self._url_of(name)
+            if url is None:
+                continue
+            for tool, task in self._file.tasks(url):
+                if (name, str(task.get("taskId"))) not in seen:
+                    found.append((name, tool, task))
+        return found
+
+    def server_of(self, task_id: str, names: list[str]) -> str | None:
+        """The connected server a task belongs to, by the book (None: not known)."""
+        return next(
+            (s for s, _tool, task in self.entries(None, names) if task.get("taskId") == task_id), None
+        )
 
 
 def _row(server: str, tool: str | None, task: dict[str, Any]) -> dict[str, Any]:
@@ -87,12 +129,17 @@ def list_tasks(api: NotebookMCP, server: str | None = None) -> TableView:
     book: TaskBook = api.task_book
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     notes: list[str] = []
-    for name, tool, task in book.entries(server):
+    for name, tool, task in book.entries(server, api.connections()):
         client = api._client(name)
         if task.get("status") not in TERMINAL:
             try:
                 task = client.runtime.run(client.aio.get_task(str(task["taskId"])))
                 book.note(name, tool, task)
+            except JSONRPCError as exc:
+                if exc.code == INVALID_PARAMS:  # the server no longer knows it (expired, or restarted)
+                    book.forget(name, str(task.get("taskId")))
+                    continue
+                notes.append(f"{name}: task {task.get('taskId')}: {exc}")
             except MCPError as exc:
                 notes.append(f"{name}: task {task.get('taskId')}: {exc}")
         rows[(name, str(task.get("taskId")))] = _row(name, tool, task)
@@ -118,6 +165,10 @@ def _split(api: NotebookMCP, target: str, server: str | None) -> tuple[str, str]
         name, _, task_id = target.partition(".")
         if name in api.connections():
             return name, task_id
+    if server is None:
+        server = api.task_book.server_of(
+            target, api.connections()
+        )  # a task of the book, this kernel's or not
     if server is None:
         names = [n for n in api.connections() if n != LOCAL] or api.connections()  # remote ones first
         if len(names) != 1:

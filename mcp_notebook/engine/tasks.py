@@ -458,10 +458,13 @@ class TaskManager:
     def follow(self) -> None:
         """Start hearing other workers' changes on this loop, once (a store without events: nothing)."""
         events = getattr(self._store, "events", None)
-        if events is None or (self._follower is not None and not self._follower.done()):
+        loop = asyncio.get_running_loop()
+        if events is None or (
+            self._follower is not None and not self._follower.done() and self._follower.get_loop() is loop
+        ):
             return
         self._following = asyncio.Event()
-        self._follower = asyncio.get_running_loop().create_task(self._follow(events), name="task events")
+        self._follower = loop.create_task(self._follow(events), name="task events")
 
     async def following(self, timeout: float = 5.0) -> None:
         """Until other workers' changes are heard (at most ``timeout``: without them, polls still work)."""

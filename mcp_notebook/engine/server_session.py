@@ -440,6 +440,8 @@ async def _listen(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     await r.notify("notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": honoured})
     s.listens[r.id] = honoured
     s.listen_principals[r.id] = principal  # task notifications reach only their owner's streams
+    for state in task_engine.listen_catch_up(s, r, honoured.get("taskIds", [])):
+        await r.notify("notifications/tasks", {**state, "_meta": meta})
     try:
         await asyncio.Event().wait()  # until cancelled
     finally:

@@ -27,6 +27,7 @@ __all__ = [
     "MODERN_TASK_HANDLERS",
     "TASK_HANDLERS",
     "call_then_task",
+    "listen_catch_up",
     "listen_task_ids",
     "runs_as_task",
     "start_tool_task",
@@ -239,6 +240,20 @@ def listen_task_ids(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     if not isinstance(ids, list):
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'notifications.taskIds' must be an array")
     return {"taskIds": [i for i in ids if isinstance(i, str)]}
+
+
+def listen_catch_up(s: ServerSession, r: IncomingRequest, task_ids: list[str]) -> list[dict[str, Any]]:
+    """The current state of each honoured task the listener may see (its own), to send right after the
+    acknowledgement: a change made before the stream existed (a quick task that already finished) was
+    pushed to nobody, and the client would otherwise learn of it only by polling."""
+    states = []
+    for task_id in task_ids:
+        try:
+            record = s.server.tasks.find(task_id, s.principal(r))
+        except JSONRPCError:
+            continue  # unknown, expired or someone else's: nothing is said about it
+        states.append(wire.detailed_task(record))
+    return states
 
 
 # ---- tasks/* handlers ----------------------------------------------------------------------------------

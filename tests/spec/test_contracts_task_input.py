@@ -134,3 +134,22 @@ async def test_answers_in_a_task_are_checked_against_the_requested_schema(era: s
     async with fitting.client(era, Client) as client:
         result = await asyncio.wait_for(client.call_tool("age", task=True), WAIT)
     assert result["content"][0]["text"] == "40"
+
+
+async def test_a_quick_2026_task_is_seen_finished_without_waiting_for_the_poll_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A task that ends before the listen stream honours it was pushed to nobody; the client looks once
+    instead of waiting for a notification that never comes (it waited MAX_POLL, 5 s, per such task)."""
+    from mcp_notebook.engine import client_tasks
+
+    monkeypatch.setattr(client_tasks, "MAX_POLL", 3600.0)  # a wait for the bound would outlast the test
+    server = Server("quick")
+
+    @server.tool(task="required")
+    def quick() -> str:
+        return "done"
+
+    async with Client(server, era="modern", timeout=WAIT) as client:
+        result = await asyncio.wait_for(client.call_tool("quick", task=True), WAIT)
+    assert result["content"][0]["text"] == "done"

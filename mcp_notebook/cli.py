@@ -283,8 +283,7 @@ def _unauthenticated(host: str) -> str | None:
             "ISSUER, or serve on 127.0.0.1"
         )
     print(
-        f"{PROG}: warning: serving without authentication (no --token or --auth): anyone on this machine "
-        "can call the tools",
+        f"{PROG}: warning: no --token or --auth: anyone on this machine can call the tools",
         file=sys.stderr,
         flush=True,
     )

@@ -102,4 +102,4 @@ def test_serving_without_authentication_fails_closed(
         assert cli._unauthenticated(host) is not None
     for host in ("127.0.0.1", "::1", "localhost"):
         assert cli._unauthenticated(host) is None
-        assert "warning: serving without authentication" in capsys.readouterr().err
+        assert "warning: no --token or --auth" in capsys.readouterr().err

@@ -108,6 +108,9 @@ def test_task_get_after_a_kernel_restart(shell_factory: Any, monkeypatch: pytest
     monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")
     release = threading.Event()
     server = jobs_server(release)
+    # The same person on both connections (as a bearer token or OAuth says on a real server): a task is
+    # bound to its principal, and two anonymous in-memory connections are two principals (issue 18).
+    server.principal_of = lambda session, request: "token:notebook-user"
     first = shell_factory()
     first.user_ns["mcp"].connect("jobs", server)
     handle = approved(first, "call jobs.build")

@@ -35,7 +35,7 @@ def running(consent: bool = False) -> Iterator[Servers]:
     async def start() -> StreamableHTTPServer:
         await local.start()
         resource = ProtectedResource(None, local.issuer)
-        http = StreamableHTTPServer(_server(), middlewares=[resource.middleware])
+        http = StreamableHTTPServer(_server(), middlewares=[resource.middleware], identify=resource.identity)
         resource.bind(await http.start())
         return http
 

@@ -210,7 +210,7 @@ async def call_then_task(
         return shown_result(outcome, tool.name, s.server.mask_errors), None
 
     manager.run(running, finish)
-    record = manager.find(running.record_id, s.principal(r))
+    record = await manager.afind(running.record_id, s.principal(r))
     return wire.create_result(record, True)
 
 
@@ -272,7 +272,7 @@ async def _get(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
 async def _result(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     manager = s.server.tasks
     task_id = wire.read_task_id(r.params)
-    manager.find(task_id, s.principal(r))
+    await manager.afind(task_id, s.principal(r))
     running = manager._running.get(task_id)
     if running is not None:
         running.result_request = r
@@ -324,7 +324,7 @@ async def _update(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     _gate(s, r)
     manager = s.server.tasks
     task_id = wire.read_task_id(r.params)
-    manager.find(task_id, s.principal(r))
+    await manager.afind(task_id, s.principal(r))
     manager.deliver(task_id, modern.read_input_responses(r.params))
     return {}
 

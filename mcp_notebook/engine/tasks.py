@@ -279,7 +279,7 @@ class TaskManager:
         """Until the task is terminal (legacy ``tasks/result``); re-reads the store every poll interval."""
         self.follow()
         while True:
-            record = self.find(task_id, owner)
+            record = await self.afind(task_id, owner)
             if record.terminal:
                 return record
             event = self._changed.setdefault(task_id, asyncio.Event())

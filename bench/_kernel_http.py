@@ -1,9 +1,9 @@
 """Benchmark 6: the in-kernel HTTP server (issue 5) vs the official SDK's HTTP server, 127.0.0.1 only.
 
 A real ipykernel (jupyter_client) runs ``%load_ext mcp_notebook``, defines ``echo`` with ``@mcp.tool`` and
-serves it with ``mcp.serve(rate=None)`` (the per-client rate limit off, as a benchmark needs; everything
-else as ``%mcp serve``: bearer token, Host/Origin checks, the approval gate, the console, and sync tools
-run on the kernel's main thread, a hop from the runtime thread that answers HTTP). The SDK server is
+serves it with ``mcp.serve()`` (the defaults a user gets, as ``%mcp serve``: the HTTP limits, bearer token,
+Host/Origin checks, the approval gate, the console, and sync tools run on the kernel's main thread, a hop
+from the runtime thread that answers HTTP). The SDK server is
 ``bench/peers.py sdk http`` (``MCPServer.run(transport="streamable-http")``) hosting the same function.
 Our plain ``StreamableHTTPServer`` in its own process (``bench/peers.py ours http``, worker-thread tools,
 no token, no gate) is measured alongside, for the cost of living in a kernel.
@@ -59,7 +59,7 @@ def echo(text: str) -> str:
         OFF_MAIN += 1
     return text
 
-h = mcp.serve(rate=None)
+h = mcp.serve()
 print(json.dumps({"url": h.url, "headers": h.headers}))
 '''
 
@@ -159,8 +159,8 @@ def run(settings: Settings) -> Section:
         f"thread (DESIGN decision 6: sync notebook tools hop from the runtime thread to the main thread). "
         "The SDK and plain servers run sync tools in worker threads.",
         "The in-kernel server checks a bearer token, Host and Origin, and passes each tools/call through "
-        "the approval gate (the policy allows `echo`) and the audit log; `rate=None` turns off only the "
-        "per-client rate limit, which a flood from 16 clients would otherwise hit (by design).",
+        "the approval gate (the policy allows `echo`) and the audit log, with the default HTTP limits (16 "
+        'clients waiting for their answers are never throttled; README "Serving").',
         "IPython event callbacks (pre/post_execute) registered in each round's kernel after its load: "
         + ", ".join(f"{n:,} after {c:,} calls" for c, _, n in kernels)
         + " (a fresh kernel has a handful; more than that means something registers per tool call).",

@@ -145,24 +145,29 @@ retries only transient failures (a timeout, a lost connection, HTTP 429), and **
 fail instead of stopping. (`%mcp map demo.divide pairs` is the magic form; in an `async` cell
 `await mcp.map_async(...)` keeps the Cancel button live while it runs.)
 
-The demo server runs as a subprocess over stdio; its `divide` refuses to divide by zero.
+The demo server runs as a subprocess over stdio; its `divide` refuses to divide by zero. The policy line
+lets the batch run without a card: with **Run All** the next cells would run before anyone could click
+Approve (reading a batch that still awaits approval raises "not finished: awaiting approval"). Delete
+that line and run the cell on its own to see the card that asks once for all five calls.
 """),
     code("""
 demo = mcp.connect("demo", [sys.executable, "-m", "mcp_notebook.demo_server"])
+mcp.policy.set("demo.divide", "allow")
 pairs = pd.DataFrame({"a": [1.0, 9.0, 2.0, 5.0, 7.0], "b": [4.0, 3.0, 0.0, 2.0, 8.0]}, index=list("vwxyz"))
 ratios = mcp.map("demo.divide", pairs, concurrency=4)
 ratios
 """),
     md("""
-`ratios.to_pandas()` is aligned with the input's index: the result's columns, then `error`. Join it back
-onto the input and plot.
+`ratios.to_pandas()` is aligned with the input's index, one row per input row: the result's columns, then
+`status` (`ok`, `failed`, or `not run` for a row a cancelled batch never reached) and `error`. Join it
+back onto the input and plot the rows that worked.
 """),
     code("""
 table = pairs.join(ratios.to_pandas())
 table
 """),
     code("""
-ok = table[table["error"].isna()]
+ok = table[table["status"] == "ok"]
 fig, ax = plt.subplots(figsize=(4, 2), dpi=60)
 ax.bar(ok.index, ok["result"])
 ax.set_title(f"a / b ({len(table) - len(ok)} row failed: {table['error'].dropna().iloc[0]})", fontsize=8)

@@ -214,11 +214,14 @@ refused["isError"], refused["content"][0]["text"]
 ## 4. The tools from the notebook: approval, history, lint
 
 Connected to the notebook, the assistant's tools are called like any remote tool: through the approval
-policy (this notebook runs unattended, so its headless policy answers) and into the history.
+policy and into the history. `create_issue` changes something, so a call to it shows an approval card;
+the cell below allows it first, because the next line reads the result (with **Run All** nobody has
+clicked Approve yet, and reading a call that awaits approval raises "not finished: awaiting approval").
 `create_issue` refuses a duplicate as a *tool error* the model can read and act on.
 """),
     code("""
 mcp.connect("project", assistant)
+mcp.policy.set("project.create_issue", "allow")  # the next lines read the results: no card to click
 title = "Dry run hides moved files"
 first = mcp.call("project.create_issue", title=title, body="Run tidy --dry-run ...", labels=["bug"])
 again = mcp.call("project.create_issue", title=title, body="again")
@@ -259,8 +262,8 @@ label off the list and a missing body are refused as tool errors; it is not read
 destroys nothing.
 """),
     code("""
-mcp.policy.set("project.create_issue", "allow")  # the checker never clicks Approve for you
-mcp.check(
+mcp.check(  # the checker never clicks Approve for you: create_issue is allowed since section 4
+
     "project.create_issue",
     samples=[
         (

@@ -148,7 +148,7 @@ EXPECTED: dict[str, list[str]] = {
         "image image/png | open figures: 0",  # a figure became a PNG and was closed
         "-> summarize",  # served over HTTP, the console saw the call
         "5 calls to demo.divide: 4 succeeded, 1 failed",  # mcp.map over a table, over stdio
-        "x  2.0  0.0     NaN  cannot divide by zero: pass a non-zero b",  # aligned with the input
+        "x  2.0  0.0     NaN  failed  cannot divide by zero: pass a non-zero b",  # aligned with the input
         "data:image/png;base64,",  # the figure, rendered inline from its image block
     ],
 }

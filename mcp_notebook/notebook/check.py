@@ -7,13 +7,15 @@ Points, each pass or fail with what was seen:
 * every sample call succeeds (no ``isError``, no protocol error), its ``structuredContent`` matches the
   ``outputSchema``, and what the exercise expects of the result holds;
 * every bad call is refused *as a tool error* (``isError: true`` with a message the model can act on),
-  not as a JSON-RPC error and not by succeeding.
+  not as a JSON-RPC error, not by succeeding, and not by crashing (an exception other than ``ToolError``,
+  a ``ValueError`` or a ``ZeroDivisionError``, is a crash even though the caller also gets ``isError``).
 
 Calls go through the notebook's client like any call (approval policy, audit log, trace), never shown.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -197,6 +199,29 @@ def check(
             continue
         is_error = result.get("isError") is True
         message = _text(result)
+        crash = crashed(message) if is_error else None
         detail = f"isError: {is_error}; {message or '(no message)'}"
-        report.add(f"call {label} is refused as a tool error (isError)", is_error and bool(message), detail)
+        if crash is not None:
+            detail = (
+                f"the tool crashed with {crash} instead of refusing: raise ToolError with a message the "
+                f"model can act on; {message}"
+            )
+        passed = is_error and bool(message) and crash is None
+        report.add(f"call {label} is refused as a tool error (isError)", passed, detail)
     return report
+
+
+# What a server (ours, and the official SDK's) answers when a tool raises something other than ToolError:
+# "Error executing tool NAME: ZeroDivisionError: division by zero". A readable refusal is the ToolError's
+# own message; an exception's type name in front of it means the tool crashed (a ValueError included).
+_CRASH = re.compile(
+    r"^Error executing tool [^:]*: ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Iteration)): "
+)
+
+
+def crashed(message: str) -> str | None:
+    """The exception type a tool error's text names when the tool crashed rather than refused, else None."""
+    match = _CRASH.match(message.strip())
+    if match is None or match.group(1).rsplit(".", 1)[-1] == "ToolError":
+        return None
+    return match.group(1)

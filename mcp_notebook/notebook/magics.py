@@ -40,9 +40,12 @@ _USER_ERRORS = (NotebookError, MCPError, OSError, ValueError, TimeoutError, KeyE
 
 
 def _parser(name: str, description: str) -> argparse.ArgumentParser:
+    # argparse's own formatter: IPython's MagicHelpFormatter writes docstring markup ("::" then an indented
+    # usage line) meant for a magic's __doc__, which --help printed as is
     parser: argparse.ArgumentParser = MagicArgumentParser(  # type: ignore[no-untyped-call]
-        prog=f"mcp {name}" if name else "%mcp_tool",
-        description=description,  # the formatter adds a "%"
+        prog=f"%mcp {name}" if name else "%%mcp_tool",
+        description=description,
+        formatter_class=argparse.HelpFormatter,
     )
     return parser
 

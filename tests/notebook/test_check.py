@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import pytest
 
-from mcp_notebook import Field, Server
+from mcp_notebook import Field, Server, ToolError
 from tests.notebook import ipyshell
 
 shell = ipyshell.shell
@@ -30,7 +30,7 @@ def test_a_correct_solution_passes_every_point(shell: Any) -> None:
             days: Days ahead.
         """
         if not city.strip():
-            raise ValueError("city must not be empty")
+            raise ToolError("city must not be empty")
         return {"temps": [12.0] * days}
 
     report = mcp.check(
@@ -81,6 +81,36 @@ def test_an_incorrect_solution_fails_the_points_it_breaks(shell: Any) -> None:
     off_schema = {p.name: p for p in mcp.check("drifted", samples=[{"city": "x"}]).points}
     assert off_schema['call {"city":"x"} succeeds'].passed is False  # the server refuses its own bad result
     assert "outputSchema" in off_schema['call {"city":"x"} succeeds'].detail
+
+
+def test_a_crash_is_not_a_refusal(shell: Any) -> None:
+    """A tool that crashes (ZeroDivisionError) or raises ValueError where the exercise asks for a ToolError
+    also gives the caller isError, but not a message the model can act on: the point fails, naming the
+    exception; a ToolError passes. (Before: all three passed.)"""
+    mcp = shell.user_ns["mcp"]
+
+    @mcp.tool
+    def ratio(a: float, b: float) -> float:
+        """a / b.
+
+        Args:
+            a: Numerator.
+            b: Denominator.
+        """
+        if a < 0:
+            raise ValueError("a must not be negative")
+        if a > 100:
+            raise ToolError("a is at most 100: pass a smaller a")
+        return a / b
+
+    report = mcp.check("ratio", errors=[{"a": 1, "b": 0}, {"a": -1, "b": 1}, {"a": 101, "b": 1}])
+    points = {p.name: p for p in report.points}
+    crash = points['call {"a":1,"b":0} is refused as a tool error (isError)']
+    assert not crash.passed and "crashed with ZeroDivisionError" in crash.detail
+    value_error = points['call {"a":-1,"b":1} is refused as a tool error (isError)']
+    assert not value_error.passed and "crashed with ValueError" in value_error.detail
+    assert "raise ToolError" in value_error.detail
+    assert points['call {"a":101,"b":1} is refused as a tool error (isError)'].passed
 
 
 def test_a_result_off_its_schema_and_a_wrong_expectation_fail(

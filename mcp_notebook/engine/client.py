@@ -297,6 +297,16 @@ class Client(InputAnswers, TaskClientMixin):
         return self.session.peer_info
 
     @property
+    def client_info(self) -> dict[str, Any]:
+        """What this client declares about itself (``clientInfo``)."""
+        return self._info
+
+    @property
+    def log_level(self) -> str | None:
+        """The log level asked of the server (``logging/setLevel``; the 2026 era sends it per request)."""
+        return self._log_level
+
+    @property
     def server_capabilities(self) -> dict[str, Any]:
         return self.session.peer_capabilities
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .trace import Trace
 
 
-class Client(Protocol):
+class EraClient(Protocol):
     """What subscriptions and the era probe need from :class:`~mcp_notebook.engine.client.Client`, declared
     here so that the import runs one way (client -> modern_client; tests/test_layers.py)."""
 
@@ -68,7 +68,7 @@ class Client(Protocol):
     def trace(self) -> Trace: ...
 
     @property
-    def _info(self) -> dict[str, Any]: ...
+    def client_info(self) -> dict[str, Any]: ...
 
     @property
     def is_modern(self) -> bool: ...
@@ -83,7 +83,7 @@ class Client(Protocol):
     def session(self) -> Session: ...
 
     @property
-    def _log_level(self) -> str | None: ...
+    def log_level(self) -> str | None: ...
 
     def capabilities(self) -> dict[str, Any]: ...
 
@@ -233,7 +233,7 @@ class Subscription:
 class Subscriptions:
     """A client's notification handlers (both eras) and, in 2026-07-28, its listen stream."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: EraClient) -> None:
         self.client = client
         self._handlers: dict[str, list[NotificationHandler]] = {}
         self._extra: dict[str, list[Any]] = {}  # list filter fields -> values (resourceSubscriptions...)
@@ -361,7 +361,7 @@ class Subscriptions:
 
 
 # ---- the probe --------------------------------------------------------------------------------------------
-async def probe(client: Client, connection: Connection) -> eras.UseModern | eras.UseLegacy:
+async def probe(client: EraClient, connection: Connection) -> eras.UseModern | eras.UseLegacy:
     """``server/discover`` at the client's preferred modern version, once more at one the server names.
 
     versioning#era-detection: anything but a DiscoverResult or a recognised modern error -- another error
@@ -372,7 +372,7 @@ async def probe(client: Client, connection: Connection) -> eras.UseModern | eras
     if not client.is_modern:
         capabilities = eras.client_capabilities(capabilities)
     for _ in range(2):
-        params = eras.modern_params(None, version, capabilities, client._info)
+        params = eras.modern_params(None, version, capabilities, client.client_info)
         try:
             result = await connection.request(
                 "server/discover", params, timeout=min(client.probe_timeout, client.timeout)
@@ -391,7 +391,7 @@ async def probe(client: Client, connection: Connection) -> eras.UseModern | eras
 
 # ---- one modern request -----------------------------------------------------------------------------------
 async def modern_request(
-    client: Client,
+    client: EraClient,
     connection: Connection,
     method: str,
     params: dict[str, Any] | None,
@@ -415,7 +415,7 @@ async def modern_request(
 
 
 async def _reissued(
-    client: Client, connection: Connection, method: str, params: dict[str, Any], options: dict[str, Any]
+    client: EraClient, connection: Connection, method: str, params: dict[str, Any], options: dict[str, Any]
 ) -> dict[str, Any]:
     """One request; when its response stream broke before the answer (the transport says ``STREAM_LOST``),
     sent again as a new request with a new id (2026-07-28 basic/transports/streamable-http: no resumption,
@@ -432,16 +432,18 @@ async def _reissued(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def with_meta(client: Client, params: dict[str, Any]) -> dict[str, Any]:
+def with_meta(client: EraClient, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with this client's per-request ``_meta`` (version, capabilities, info, log level)."""
     version = client.session.version
-    sent = eras.modern_params(params, version.name if version else "", client.capabilities(), client._info)
-    if client._log_level is not None:
-        sent["_meta"][META_LOG_LEVEL] = client._log_level
+    sent = eras.modern_params(
+        params, version.name if version else "", client.capabilities(), client.client_info
+    )
+    if client.log_level is not None:
+        sent["_meta"][META_LOG_LEVEL] = client.log_level
     return sent
 
 
-async def answer_modern(client: Client, request: dict[str, Any]) -> dict[str, Any]:
+async def answer_modern(client: EraClient, request: dict[str, Any]) -> dict[str, Any]:
     """One ``inputRequests`` entry, through the same handlers as a legacy server->client request."""
     kind = _INPUT_METHODS.get(request["method"])
     if kind is None:

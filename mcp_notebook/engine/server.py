@@ -319,7 +319,7 @@ class Server:
         self._completer = fn
         return fn
 
-    async def _complete(
+    async def complete(
         self, ref: dict[str, Any], argument: dict[str, Any], arguments: dict[str, Any]
     ) -> dict[str, Any]:
         if self._completer is None:
@@ -342,7 +342,22 @@ class Server:
         with contextlib.suppress(ValueError):
             self._listeners.remove(listener)
 
-    def _emit(self, event: str, data: dict[str, Any]) -> None:
+    @property
+    def resource_defs(self) -> dict[str, ResourceDef]:
+        """The resources by URI (what ``resources/list`` and ``resources/read`` answer from)."""
+        return self._resources
+
+    @property
+    def template_defs(self) -> dict[str, TemplateDef]:
+        """The resource templates by URI template."""
+        return self._templates
+
+    @property
+    def prompt_defs(self) -> dict[str, PromptDef]:
+        """The prompts by name."""
+        return self._prompts
+
+    def emit(self, event: str, data: dict[str, Any]) -> None:
         for listener in list(self._listeners):
             try:
                 listener(event, data)
@@ -363,12 +378,12 @@ class Server:
         peer = peer or Peer("memory")
         session = ServerSession(self, transport, peer=peer, name=name or f"{self.name} {peer.transport}")
         self.sessions.add(session)
-        self._emit("session_opened", {"session": session})
+        self.emit("session_opened", {"session": session})
         try:
             await session.run()
         finally:
             self.sessions.discard(session)
-            self._emit("session_closed", {"session": session})
+            self.emit("session_closed", {"session": session})
 
     async def run_stdio_async(self) -> None:
         """Serve one client on this process's stdin/stdout; ``print`` in tools goes to stderr meanwhile."""

@@ -48,7 +48,7 @@ ElicitationFallback = Callable[[dict[str, Any], dict[str, Any]], Awaitable[dict[
 PrincipalOf = Callable[["ServerSession", Any], "str | None"]  # (session, request) -> who, for task ownership
 
 
-class Server(Protocol):
+class SessionServer(Protocol):
     """What a session needs from its :class:`~mcp_notebook.engine.server.Server`, declared here so that the
     import runs one way (server -> server_session). Add a member here when a handler needs a new one."""
 
@@ -67,9 +67,6 @@ class Server(Protocol):
     approve: Approver | None
     state_sealer: StateSealer
     tools: ToolRegistry
-    _resources: dict[str, ResourceDef]
-    _templates: dict[str, TemplateDef]
-    _prompts: dict[str, PromptDef]
 
     tasks: TaskManager
     tasks_enabled: bool
@@ -80,13 +77,22 @@ class Server(Protocol):
     @property
     def sessions(self) -> set[ServerSession]: ...
 
+    @property
+    def resource_defs(self) -> dict[str, ResourceDef]: ...
+
+    @property
+    def template_defs(self) -> dict[str, TemplateDef]: ...
+
+    @property
+    def prompt_defs(self) -> dict[str, PromptDef]: ...
+
     def capabilities(self) -> dict[str, Any]: ...
 
     def modern_capabilities(self) -> dict[str, Any]: ...
 
-    def _emit(self, event: str, data: dict[str, Any]) -> None: ...
+    def emit(self, event: str, data: dict[str, Any]) -> None: ...
 
-    async def _complete(
+    async def complete(
         self, ref: dict[str, Any], argument: dict[str, Any], arguments: dict[str, Any]
     ) -> dict[str, Any]: ...
 
@@ -102,7 +108,7 @@ class ServerSession:
     """The server side of one connection: a protocol session, its engine, and per-client state."""
 
     def __init__(
-        self, server: Server, transport: Transport, *, peer: Peer | None = None, name: str = "server"
+        self, server: SessionServer, transport: Transport, *, peer: Peer | None = None, name: str = "server"
     ) -> None:
         self.server = server
         self.peer = peer or Peer("memory")  # who this is, as the connection knows it (approval rules)
@@ -174,7 +180,7 @@ class ServerSession:
             for held_method, held_params in dict.fromkeys((m, _freeze(p)) for m, p in held):
                 await self._notify_quietly(held_method, dict(held_params) if held_params else None)
         elif method == "notifications/roots/list_changed":
-            self.server._emit("roots_changed", {"session": self})
+            self.server.emit("roots_changed", {"session": self})
 
     # ---- messages the server sends on its own ------------------------------------------------------------
     def notify_soon(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -202,9 +208,9 @@ class ServerSession:
             if modern.listen_matches(honoured, method, params):
                 tagged = {**(params or {}), "_meta": {modern.META_SUBSCRIPTION_ID: listen_id}}
                 with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(self._spawn_notify, method, tagged, listen_id)
+                    loop.call_soon_threadsafe(self.spawn_notify, method, tagged, listen_id)
 
-    def _spawn_notify(self, method: str, params: dict[str, Any], related_id: RequestId) -> None:
+    def spawn_notify(self, method: str, params: dict[str, Any], related_id: RequestId) -> None:
         assert self.loop is not None
         self.loop.create_task(self._notify_quietly(method, params, related_id))
 
@@ -373,7 +379,7 @@ def _str_param(params: dict[str, Any], key: str) -> str:
 
 
 def _page(
-    items: list[dict[str, Any]], key: str, params: dict[str, Any], server: Server
+    items: list[dict[str, Any]], key: str, params: dict[str, Any], server: SessionServer
 ) -> tuple[list[Any], str | None]:
     return page_of(items, key, params, server.page_size)
 
@@ -508,7 +514,7 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     if s.server.approve is not None:  # the one approval point, for every transport (DESIGN decision 14)
         approval = await check(s.server.approve, call)
         if not approval.allowed:
-            s.server._emit("call_denied", {**event, "reason": approval.reason})
+            s.server.emit("call_denied", {**event, "reason": approval.reason})
             return denied_result(call, approval)
     as_task = task_engine.runs_as_task(s, r, tool)
     if as_task and (r.modern is None or tool.task_start == "call"):
@@ -519,7 +525,7 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         escalate = functools.partial(_input_required, s, r, inputs)
         return await task_engine.call_then_task(s, r, tool, arguments, backend, escalate, event)
     context = Context(_ContextBackend(s, r, inputs)) if tool.context_param else None
-    s.server._emit("call_started", event)
+    s.server.emit("call_started", event)
     finished: dict[str, Any] = {**event, "outcome": None, "status": "cancelled"}
     try:
         outcome = await tool.call(
@@ -538,7 +544,7 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         finished |= {"outcome": outcome, "status": "failed" if failed else "done"}
         return outcome.result
     finally:  # also when cancelled, so listeners (console, audit) never keep a call "running"
-        s.server._emit("call_finished", finished)
+        s.server.emit("call_finished", finished)
 
 
 def _declared(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
@@ -547,11 +553,11 @@ def _declared(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
 
 
 async def _resources_list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
-    return _listing("resources", [d.definition for d in s.server._resources.values()], "uri", s, r)
+    return _listing("resources", [d.definition for d in s.server.resource_defs.values()], "uri", s, r)
 
 
 async def _templates_list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
-    items = [d.definition for d in s.server._templates.values()]
+    items = [d.definition for d in s.server.template_defs.values()]
     return _listing("resourceTemplates", items, "uriTemplate", s, r)
 
 
@@ -561,10 +567,10 @@ async def _resources_read(s: ServerSession, r: IncomingRequest) -> dict[str, Any
     # up to 2025-11-25 it is -32002. A resource function may raise either: it is answered in the era's code.
     code = INVALID_PARAMS if r.modern is not None else RESOURCE_NOT_FOUND
     try:
-        resource = s.server._resources.get(uri)
+        resource = s.server.resource_defs.get(uri)
         if resource is not None:
             return {"contents": await resource.read(s.server.run_sync)}
-        for template in s.server._templates.values():
+        for template in s.server.template_defs.values():
             variables = template.match(uri)
             if variables is not None:
                 return {"contents": await template.read(uri, variables, s.server.run_sync)}
@@ -586,12 +592,12 @@ async def _unsubscribe(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
 
 
 async def _prompts_list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
-    return _listing("prompts", [p.definition for p in s.server._prompts.values()], "name", s, r)
+    return _listing("prompts", [p.definition for p in s.server.prompt_defs.values()], "name", s, r)
 
 
 async def _prompts_get(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     name = _str_param(r.params, "name")
-    prompt = s.server._prompts.get(name)
+    prompt = s.server.prompt_defs.get(name)
     if prompt is None:
         raise JSONRPCError(INVALID_PARAMS, f"Unknown prompt: {name}")
     arguments = r.params.get("arguments") or {}
@@ -613,7 +619,7 @@ async def _complete(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'ref' and 'argument' must be objects")
     context = r.params.get("context")
     arguments = context.get("arguments", {}) if isinstance(context, dict) else {}
-    return {"completion": await s.server._complete(ref, argument, arguments)}
+    return {"completion": await s.server.complete(ref, argument, arguments)}
 
 
 async def _set_level(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:

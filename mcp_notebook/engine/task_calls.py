@@ -17,7 +17,7 @@ from ..protocol import tasks as wire
 from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
 from ..tools.context import Context
 from ..tools.tool import shown_result
-from .tasks import ServerSession, TaskManager, _Running
+from .tasks import TaskManager, TaskSession, _Running
 
 if TYPE_CHECKING:
     from ..tools.tool import Tool
@@ -33,11 +33,11 @@ __all__ = [
     "start_tool_task",
 ]
 
-TaskHandler = Callable[[ServerSession, "IncomingRequest"], Awaitable[dict[str, Any]]]
+TaskHandler = Callable[[TaskSession, "IncomingRequest"], Awaitable[dict[str, Any]]]
 
 
 # ---- tools/call as a task ------------------------------------------------------------------------------
-def runs_as_task(s: ServerSession, r: IncomingRequest, tool: Tool) -> bool:
+def runs_as_task(s: TaskSession, r: IncomingRequest, tool: Tool) -> bool:
     """Whether this call becomes a task (raises the era's error when the tool cannot run this way)."""
     meta = r.modern
     return wire.wants_task(
@@ -100,7 +100,7 @@ class TaskBackend:
 
 
 async def start_tool_task(
-    s: ServerSession,
+    s: TaskSession,
     r: IncomingRequest,
     tool: Tool,
     arguments: dict[str, Any] | None,
@@ -118,7 +118,7 @@ async def start_tool_task(
     async def run(running: _Running) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         backend = TaskBackend(manager, running, base, r)
         context = Context(backend) if tool.context_param else None
-        server._emit("call_started", event)
+        server.emit("call_started", event)
         finished: dict[str, Any] = {**event, "outcome": None, "status": "cancelled"}
         try:
             outcome = await tool.call(
@@ -130,7 +130,7 @@ async def start_tool_task(
             finished["status"] = "failed"
             return None, exc.error.to_wire()
         finally:
-            server._emit("call_finished", finished)
+            server.emit("call_finished", finished)
         if isinstance(outcome.exception, JSONRPCError):  # the tool chose a protocol-level failure
             return None, outcome.exception.to_wire()
         return shown_result(outcome, tool.name, server.mask_errors), None
@@ -158,7 +158,7 @@ class _Handoff:
 
 
 async def call_then_task(
-    s: ServerSession,
+    s: TaskSession,
     r: IncomingRequest,
     tool: Tool,
     arguments: dict[str, Any] | None,
@@ -182,8 +182,8 @@ async def call_then_task(
     call = asyncio.ensure_future(
         tool.call(arguments, context, run_sync=server.run_sync, run_async=server.run_async)
     )
-    server._emit("call_started", event)
-    call.add_done_callback(lambda done: server._emit("call_finished", {**event, **_finished(done)}))
+    server.emit("call_started", event)
+    call.add_done_callback(lambda done: server.emit("call_finished", {**event, **_finished(done)}))
     started = asyncio.ensure_future(handoff.started.wait())
     try:
         await asyncio.wait({call, started}, return_when=asyncio.FIRST_COMPLETED)
@@ -228,7 +228,7 @@ def _finished(done: asyncio.Future[Any]) -> dict[str, Any]:
     return {"outcome": outcome, "status": "failed" if outcome.result.get("isError") is True else "done"}
 
 
-def listen_task_ids(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+def listen_task_ids(s: TaskSession, r: IncomingRequest) -> dict[str, Any]:
     """``subscriptions/listen`` ``notifications.taskIds`` (extension): honoured for a declaring client."""
     requested = r.params.get("notifications")
     ids = requested.get("taskIds") if isinstance(requested, dict) else None
@@ -242,7 +242,7 @@ def listen_task_ids(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     return {"taskIds": [i for i in ids if isinstance(i, str)]}
 
 
-def listen_catch_up(s: ServerSession, r: IncomingRequest, task_ids: list[str]) -> list[dict[str, Any]]:
+def listen_catch_up(s: TaskSession, r: IncomingRequest, task_ids: list[str]) -> list[dict[str, Any]]:
     """The current state of each honoured task the listener may see (its own), to send right after the
     acknowledgement: a change made before the stream existed (a quick task that already finished) was
     pushed to nobody, and the client would otherwise learn of it only by polling."""
@@ -257,19 +257,19 @@ def listen_catch_up(s: ServerSession, r: IncomingRequest, task_ids: list[str]) -
 
 
 # ---- tasks/* handlers ----------------------------------------------------------------------------------
-def _gate(s: ServerSession, r: IncomingRequest) -> None:
+def _gate(s: TaskSession, r: IncomingRequest) -> None:
     """Extension methods need the extension declared on this very request (-32021 otherwise)."""
     if r.modern is not None and not wire.client_declares_extension(r.modern.client_capabilities):
         raise wire.missing_extension_error()
 
 
-async def _get(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+async def _get(s: TaskSession, r: IncomingRequest) -> dict[str, Any]:
     _gate(s, r)
     record = await s.server.tasks.afind(wire.read_task_id(r.params), s.principal(r))
     return wire.detailed_task(record) if r.modern is not None else wire.legacy_task(record)
 
 
-async def _result(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+async def _result(s: TaskSession, r: IncomingRequest) -> dict[str, Any]:
     manager = s.server.tasks
     task_id = wire.read_task_id(r.params)
     await manager.afind(task_id, s.principal(r))
@@ -286,7 +286,7 @@ async def _result(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     return wire.legacy_payload(record)
 
 
-async def _list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+async def _list(s: TaskSession, r: IncomingRequest) -> dict[str, Any]:
     """One page of the caller's own tasks, through the store's owner index (O(page), off the loop)."""
     owner = s.principal(r)
     if owner is None:  # tasks#security: list only where requestors are identified
@@ -305,7 +305,7 @@ async def _list(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     return result
 
 
-async def _cancel(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+async def _cancel(s: TaskSession, r: IncomingRequest) -> dict[str, Any]:
     _gate(s, r)
     manager = s.server.tasks
     task_id = wire.read_task_id(r.params)
@@ -320,7 +320,7 @@ async def _cancel(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     return {} if r.modern is not None else wire.legacy_task(record)
 
 
-async def _update(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
+async def _update(s: TaskSession, r: IncomingRequest) -> dict[str, Any]:
     _gate(s, r)
     manager = s.server.tasks
     task_id = wire.read_task_id(r.params)

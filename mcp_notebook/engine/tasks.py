@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 # What tasks need from the server and its sessions (engine/server.py, engine/server_session.py), declared
 # here so that the import runs one way (server_session -> tasks; tests/test_layers.py).
-class _TaskServer(Protocol):
+class TaskServer(Protocol):
     tasks: TaskManager
     tasks_enabled: bool
     mask_errors: bool
@@ -52,14 +52,14 @@ class _TaskServer(Protocol):
     run_async: Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]] | None
 
     @property
-    def sessions(self) -> Collection[ServerSession]: ...
+    def sessions(self) -> Collection[TaskSession]: ...
 
-    def _emit(self, event: str, data: dict[str, Any]) -> None: ...
+    def emit(self, event: str, data: dict[str, Any]) -> None: ...
 
 
-class ServerSession(Protocol):
+class TaskSession(Protocol):
     @property
-    def server(self) -> _TaskServer: ...
+    def server(self) -> TaskServer: ...
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None: ...
@@ -74,7 +74,7 @@ class ServerSession(Protocol):
 
     def notify_soon(self, method: str, params: dict[str, Any] | None = None) -> None: ...
 
-    def _spawn_notify(self, method: str, params: dict[str, Any], related_id: RequestId) -> None: ...
+    def spawn_notify(self, method: str, params: dict[str, Any], related_id: RequestId) -> None: ...
 
 
 @dataclass
@@ -83,7 +83,7 @@ class _Running:
 
     record_id: str
     modern: bool
-    session: ServerSession
+    session: TaskSession
     tool: str = ""
     cancel_event: threading.Event = field(default_factory=threading.Event)
     waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
@@ -117,7 +117,7 @@ class TaskManager:
         # whose lease ran out (its worker was killed, its machine is gone) fails when next read.
         self.lease_seconds = lease_seconds
         # The server whose sessions hear status changes (set by Server; None: only the running task's).
-        self.server: _TaskServer | None = None
+        self.server: TaskServer | None = None
         # Tasks not yet terminal: per principal, and in all. A caller past its cap is refused (-32600)
         # until one of its tasks ends; nobody else is affected.
         self.max_open_per_principal = max_open_per_principal
@@ -299,13 +299,13 @@ class TaskManager:
     def start(
         self,
         record: TaskRecord,
-        session: ServerSession,
+        session: TaskSession,
         run: Callable[[_Running], Awaitable[tuple[dict[str, Any] | None, dict[str, Any] | None]]],
     ) -> None:
         """Run ``run`` in the background; it returns ``(result, error)`` and the task settles on it."""
         self.run(self.register(record, session), run)
 
-    def register(self, record: TaskRecord, session: ServerSession) -> _Running:
+    def register(self, record: TaskRecord, session: TaskSession) -> _Running:
         running = _Running(record.task_id, record.era == "modern", session, tool=record.tool)
         self._running[record.task_id] = running
         self.follow()
@@ -451,7 +451,7 @@ class TaskManager:
                     with contextlib.suppress(RuntimeError):
                         if session.loop is not None:
                             session.loop.call_soon_threadsafe(
-                                session._spawn_notify, "notifications/tasks", tagged, listen_id
+                                session.spawn_notify, "notifications/tasks", tagged, listen_id
                             )
 
     # ---- other processes' changes (a store with events: Redis) ------------------------------------------
@@ -513,5 +513,5 @@ def _lapsed(record: TaskRecord, now: float) -> bool:
     return not record.terminal and record.lease_expires is not None and record.lease_expires < now
 
 
-def _all_sessions(running: _Running | None) -> set[ServerSession]:
+def _all_sessions(running: _Running | None) -> set[TaskSession]:
     return set(running.session.server.sessions) if running is not None else set()

@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from .apps import app_only, client_extension
 from .authorizing import Authorizations
 from .browse import Browsing
-from .calls.arguments import InvalidArguments, check_arguments
+from .calls.arguments import InvalidArguments
 from .calls.asking import Asking
 from .calls.connections import Connections, NotebookError
 from .calls.handle import CallHandle, Surface
-from .calls.policy import LOCAL, AuditEntry, AuditLog, Decision, Policy, check_verdict
+from .calls.pipeline import Calls, Target, merge_arguments
+from .calls.policy import LOCAL, AuditLog, Policy
 from .calls.task_file import default_file
 from .calls.tasks import TaskBook
 from .config import MCPNotebook
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from .check import CheckReport
     from .lint import LintReport
 
-__all__ = ["InvalidArguments", "NotebookError", "NotebookMCP"]
+__all__ = ["InvalidArguments", "NotebookError", "NotebookMCP", "Target"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,15 +81,31 @@ class NotebookMCP(Browsing):
         self._server: Server | None = None
         self._connections = Connections(self._open, lambda: self.server)
         self._auth = Authorizations(lambda: self.runtime)
-        self._active: list[CallHandle] = []
         self._recordings = Recordings()
         # the tasks this notebook's calls started (%mcp tasks); an HTTP server's also on disk, by URL
         self.task_book = TaskBook(default_file(), self._connections.http_url)
         self._lock = threading.RLock()
-        self._surface = Surface(shell)
-        self._asking = Asking(self._surface, self.audit, lambda: self.headless, self._host)
+        #: The call pipeline: ``SERVER.TOOL`` resolved once, decided, built, tracked, launched or shown.
+        self.calls = Calls(
+            connections=self._connections,
+            policy=self.policy,
+            audit=self.audit,
+            config=cfg,
+            surface=Surface(shell),
+            task_book=self.task_book,
+            runtime=lambda: self.runtime,
+            local_tools=self._local_tools,
+            headless=lambda: self.headless,
+            view=_call_view,
+        )
+        self._asking = Asking(self.calls.surface, self.audit, lambda: self.headless, self.calls.running_on)
         #: The elicitation / sampling cards waiting for a person (``.answer(...)`` them from code, too).
         self.asking: list[Any] = self._asking.cards
+
+    @property
+    def answering(self) -> Asking:
+        """What answers servers mid-call: elicitation, sampling (``on_sampling``), log messages."""
+        return self._asking
 
     def _config_changed(self, change: Any) -> None:
         if change["name"] == "approval_rules":
@@ -255,9 +272,6 @@ class NotebookMCP(Browsing):
         if name in self._connections:
             self._connections.disconnect(name)
 
-    def _client(self, name: str) -> SyncClient:
-        return self._connections.get(name)
-
     def disconnect(self, name: str) -> None:
         self._connections.disconnect(name)
 
@@ -269,30 +283,9 @@ class NotebookMCP(Browsing):
         return self._connections.names()
 
     # ---- tools ---------------------------------------------------------------------------------------------
-    def _split(self, name: str) -> tuple[str, str]:
-        return self._connections.split(name)
-
-    def _list_tools(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]:
-        if server == LOCAL:
-            registry = self.server.tools
-            return {n: t.definition for n in registry.names() if (t := registry.get(n)) is not None}
-        return self._connections.tools(server, want)
-
-    async def _list_tools_async(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]:
-        if server == LOCAL:
-            return self._list_tools(server)
-        return await self._connections.tools_async(server, self.runtime, want)
-
-    def _tool_def(self, server: str, tool: str, tools: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-        found = tools.get(tool)
-        if found is None:
-            names = ", ".join(sorted(tools)) or "none"
-            where = "the notebook's server" if server == LOCAL else f"server {server!r}"
-            hint = ""
-            if server == LOCAL and "." in tool:
-                hint = f"; and no server named {tool.partition('.')[0]!r} is connected"
-            raise NotebookError(f"{where} has no tool {tool!r} (tools: {names}){hint}")
-        return found
+    def _local_tools(self) -> dict[str, dict[str, Any]]:
+        registry = self.server.tools
+        return {n: t.definition for n in registry.names() if (t := registry.get(n)) is not None}
 
     def tools(self, server: str | None = None) -> ToolsView:
         """Local and remote tools, one table; each tool's schemas expand in HTML (or ``.schema(name)``)."""
@@ -300,9 +293,9 @@ class NotebookMCP(Browsing):
         found: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = []
         for name in servers:
-            self._client(name)
+            self.calls.client(name)
             try:
-                tools = self._list_tools(name)
+                tools = self.calls.tools(name)
             except Exception as exc:  # one broken server must not hide the others' tools
                 if server:
                     raise NotebookError(f"could not list the tools of {name!r}: {exc}") from exc
@@ -313,116 +306,25 @@ class NotebookMCP(Browsing):
 
     def tool_def(self, name: str) -> dict[str, Any]:
         """The wire definition (schemas, annotations) of ``SERVER.TOOL`` or a notebook tool."""
-        server, tool = self._split(name)
-        self._client(server)
-        return self._tool_def(server, tool, self._list_tools(server, tool))
+        return self.calls.resolve(name).definition
 
     # ---- calls ---------------------------------------------------------------------------------------------
-    def _handle(
-        self, name: str, arguments: dict[str, Any], tools: Mapping[str, dict[str, Any]], timeout: float | None
-    ) -> CallHandle:
-        server, tool, client, tool_def, decision = self._decide(name, tools)
-        if decision.verdict == "ask":
-            # checked before the card: a person is never asked to approve a call that cannot run. Calls
-            # that go ahead unasked get the server's answer instead (an isError result, per the spec).
-            check_arguments(name, tool_def, arguments)
-        status = "awaiting-approval" if decision.verdict == "ask" else "running"
-        entry = self.audit.add(
-            AuditEntry(server, tool, dict(arguments), decision.verdict, decision.by, status)
-        )
-        seconds = timeout if timeout is not None else self.config.default_timeout
-
-        made: list[CallHandle] = []
-
-        def on_task(task: dict[str, Any]) -> None:  # a call that runs as a task shows its status live
-            self.task_book.note(server, tool, task)
-            made[0].on_task(task)
-
-        async def runner(progress: Any) -> Any:
-            result = await client.aio.call_tool(
-                tool, arguments, timeout=seconds, progress_callback=progress, on_task=on_task
-            )
-            from .rendering.links import read_links
-
-            made[0].linked = await read_links(client.aio, result)  # resource links, opened inline
-            return result
-
-        handle = CallHandle(
-            server=server,
-            tool=tool,
-            arguments=arguments,
-            tool_def=tool_def,
-            decision=decision,
-            entry=entry,
-            runner=runner,
-            view=_call_view,
-            **self._handle_context(server, tool, client),
-        )
-        made.append(handle)
-        self._track(handle)
-        return handle
-
-    def _decide(
-        self, name: str, tools: Mapping[str, dict[str, Any]]
-    ) -> tuple[str, str, SyncClient, dict[str, Any], Decision]:
-        """``SERVER.TOOL`` resolved, its definition, and the policy's decision about calling it."""
-        server, tool = self._split(name)
-        client = self._client(server)
-        tool_def = self._tool_def(server, tool, tools)
-        self.policy.headless = self.headless
-        self.policy.headless_policy = check_verdict(self.config.effective_headless_policy())
-        return server, tool, client, tool_def, self.policy.decide(server, tool, tool_def)
-
-    def _handle_context(self, server: str, tool: str, client: SyncClient) -> dict[str, Any]:
-        """What every call handle of this notebook shares: where it runs and shows, and the policy's say."""
-        return {
-            "runtime": self.runtime,
-            "surface": self._surface.here(),  # the asking cell: its output lands there, from any thread
-            "interactive": not self.policy.headless,
-            "trusted": self.policy.is_trusted(server),
-            "remember": partial(self.policy.always_allow, server, tool),
-            "trace": client.trace,
-            "max_text": self.config.max_text,
-            "max_image_bytes": self.config.max_image_bytes,
-        }
-
-    def _track(self, handle: CallHandle) -> None:
-        """Keep a running handle until it ends (closing the notebook's connections cancels it)."""
-        if not handle.done():
-            with self._lock:
-                self._active.append(handle)
-            handle.on_change(self._forget_when_done)
-
-    def _forget_when_done(self, handle: CallHandle) -> None:
-        if handle.done():
-            with self._lock:
-                if handle in self._active:
-                    self._active.remove(handle)
-
-    @staticmethod
-    def _arguments(arguments: Mapping[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise NotebookError(f"tool arguments must be a dict, not {type(arguments).__name__}")
-        return {**(arguments or {}), **kwargs}
-
     def prepare(
         self,
-        name: str,
+        name: str | Target,
         arguments: Mapping[str, Any] | None = None,
         /,
         *,
         call_timeout: float | None = None,
         **kwargs: Any,
     ) -> CallHandle:
-        """Decide and create the handle without running or showing it (``handle.approve()`` runs an ask)."""
-        server, tool = self._split(name)
-        self._client(server)
-        tools = self._list_tools(server, tool)
-        return self._handle(name, self._arguments(arguments, kwargs), tools, call_timeout)
+        """Decide and create the handle without running or showing it (``handle.approve()`` runs an ask).
+        ``name``: ``SERVER.TOOL`` or a :class:`Target` already resolved (``mcp.calls.resolve(name)``)."""
+        return self.calls.prepare(name, merge_arguments(arguments, kwargs), call_timeout)
 
     def call(
         self,
-        name: str,
+        name: str | Target,
         arguments: Mapping[str, Any] | None = None,
         /,
         *,
@@ -438,22 +340,11 @@ class NotebookMCP(Browsing):
         """
         handle = self.prepare(name, arguments, call_timeout=call_timeout, **kwargs)
         self._show_app(handle)
-        if handle.state == "awaiting-approval":
-            handle.show()
-            return handle
-        if handle.done():
-            return handle
-        try:
-            handle._launch()
-            handle._settle()
-        except KeyboardInterrupt:
-            handle.cancel()
-            raise
-        return handle
+        return self.calls.run(handle)
 
     async def call_async(
         self,
-        name: str,
+        name: str | Target,
         arguments: Mapping[str, Any] | None = None,
         /,
         *,
@@ -462,16 +353,10 @@ class NotebookMCP(Browsing):
     ) -> CallHandle:
         """``await mcp.call_async(...)`` in an async cell: shows the call live and waits for it, approval
         clicks included (the kernel's loop keeps serving them while the cell awaits)."""
-        server, tool = self._split(name)
-        self._client(server)
-        tools = await self._list_tools_async(server, tool)
-        handle = self._handle(name, self._arguments(arguments, kwargs), tools, call_timeout)
+        target = name if isinstance(name, Target) else await self.calls.resolve_async(name)
+        handle = self.calls.handle(target, merge_arguments(arguments, kwargs), call_timeout)
         self._show_app(handle)
-        if handle.state == "running":
-            handle._launch()
-        if not handle.done() and not self.policy.headless:
-            handle.show()
-        return await handle
+        return await self.calls.start(handle)
 
     def map(
         self,
@@ -489,7 +374,7 @@ class NotebookMCP(Browsing):
         from .calls.batch import map_rows
 
         options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
-        return map_rows(self, name, rows, call_timeout=call_timeout, view=_call_view, **options)
+        return map_rows(self.calls, name, rows, call_timeout=call_timeout, **options)
 
     async def map_async(
         self,
@@ -506,18 +391,18 @@ class NotebookMCP(Browsing):
         from .calls.batch import map_async
 
         options = {"concurrency": concurrency, "on_error": on_error, "retries": retries}
-        return await map_async(self, name, rows, call_timeout=call_timeout, view=_call_view, **options)
+        return await map_async(self.calls, name, rows, call_timeout=call_timeout, **options)
 
     def form(self, name: str) -> ToolForm:
         """A form for the tool's inputSchema; submitting calls it and shows the call under the form."""
         from .calls.widgets import ToolForm
 
         tool_def = self.tool_def(name)
-        return ToolForm(name, tool_def, partial(self._start_quietly, name), self._surface)
+        return ToolForm(name, tool_def, partial(self._start_quietly, name), self.calls.surface)
 
     def start(
         self,
-        name: str,
+        name: str | Target,
         arguments: Mapping[str, Any] | None = None,
         /,
         *,
@@ -527,19 +412,11 @@ class NotebookMCP(Browsing):
         """Start a call and return at once, never blocking (approval, if needed, is shown as usual)."""
         handle = self.prepare(name, arguments, call_timeout=call_timeout, **kwargs)
         self._show_app(handle)
-        if handle.state == "running":
-            handle._launch()
-        if not handle.done() and not self.policy.headless:
-            handle.show()
-        return handle
+        return self.calls.start(handle)
 
     def _start_quietly(self, name: str, arguments: dict[str, Any]) -> CallHandle:
         # from a click handler: never block the kernel's main thread; the form renders the handle itself
-        handle = self.prepare(name, arguments)
-        handle._auto_show = False
-        if handle.state == "running":
-            handle._launch()
-        return handle
+        return self.calls.start(self.prepare(name, arguments), show=False)
 
     # ---- MCP Apps ------------------------------------------------------------------------------------------
     def _show_app(self, handle: CallHandle) -> None:
@@ -555,7 +432,8 @@ class NotebookMCP(Browsing):
         from .apps.host import open_app
 
         def opened() -> Any:
-            view = open_app(self, self._split(name)[0], self.tool_def(name))
+            target = self.calls.resolve(name)
+            view = open_app(self, target.server, target.definition)
             if view is None:
                 raise NotebookError(f"{name} has no app (no _meta.ui.resourceUri naming a ui:// resource)")
             return view
@@ -573,7 +451,7 @@ class NotebookMCP(Browsing):
         Calls seen in the trace count too (results vs outputSchema; calls over ``long_call`` seconds)."""
         from .lint import lint
 
-        return lint(self, target, long_call=long_call)
+        return lint(self.calls, target, long_call=long_call)
 
     def check(self, name: str, **contract: Any) -> CheckReport:
         """The exercise checker (``%mcp check``): lint, ``required`` parameters, ``annotations``, ``samples``
@@ -588,7 +466,7 @@ class NotebookMCP(Browsing):
         """Record ``server``'s messages (default: the notebook's own tools) into the cassette ``name``
         (``.jsonl`` added when it has no suffix) until ``.stop()``; also ``with mcp.record(...):``. Replay
         it with ``Client(Cassette(path))`` or ``mcp-notebook replay``; see :mod:`.recording`."""
-        return self._recordings.start(self._client(server or LOCAL), name, server)
+        return self._recordings.start(self.calls.client(server or LOCAL), name, server)
 
     def stop_recording(self, server: str | None = None) -> list[NotebookRecording]:
         """Stop recording ``server`` (every recording when None)."""
@@ -600,11 +478,6 @@ class NotebookMCP(Browsing):
         dict a full CreateMessageResult). ``None`` goes back to asking a person. Usable as a decorator."""
         self._asking.sampling_callback = fn
         return fn
-
-    def _host(self, server: str) -> CallHandle | None:
-        with self._lock:
-            running = [h for h in self._active if h.server == server and h.state == "running"]
-        return running[-1] if running else None
 
     def __repr__(self) -> str:
         local = len(self._server.tools) if self._server is not None else 0

@@ -1,7 +1,7 @@
 """The notebook ``mcp`` object's read-only views: connections, resources, prompts, the trace, a server's log
 and the history (``%mcp servers``, ``resources``, ``read``, ``prompts``, ``prompt``, ``trace``, ``log``,
 ``history``). A mixin of :class:`~mcp_notebook.notebook.api.NotebookMCP`; what it needs from that object is
-declared as :class:`_Notebook`, so the import runs one way (api -> browse; tests/test_layers.py).
+declared as :class:`Browsed`, so the import runs one way (api -> browse; tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -10,33 +10,27 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .calls.connections import Connections, NotebookError
-from .calls.handle import Surface
+from .calls.connections import NotebookError
 from .calls.history import History
+from .calls.pipeline import Calls, merge_arguments
 from .calls.policy import LOCAL, AuditLog, Policy
 from .rendering.views import BundleView, TableView, TraceView
 
 if TYPE_CHECKING:
-    from ..engine.sync import SyncClient
     from .config import MCPNotebook
 
 __all__ = ["Browsing"]
 
 
-class _Notebook(Protocol):
+class Browsed(Protocol):
+    """What the views read of the ``mcp`` object: its settings, policy, audit log and call pipeline."""
+
     config: MCPNotebook
     policy: Policy
     audit: AuditLog
-    _connections: Connections
-    _surface: Surface
+    calls: Calls
 
     def connections(self) -> list[str]: ...
-
-    def _client(self, name: str) -> SyncClient: ...
-
-    def _split(self, name: str) -> tuple[str, str]: ...
-
-    def _arguments(self, arguments: Mapping[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]: ...
 
     def resources(self, server: str | None = None) -> TableView: ...
 
@@ -44,12 +38,12 @@ class _Notebook(Protocol):
 class Browsing:
     """Views over what the connections know; nothing here calls a tool."""
 
-    def servers(self: _Notebook) -> TableView:
-        self._client(LOCAL)
+    def servers(self: Browsed) -> TableView:
+        self.calls.client(LOCAL)
         rows = []
         for name in self.connections():
-            client = self._client(name)
-            kind, shown = self._connections.target(name)
+            client = self.calls.client(name)
+            kind, shown = self.calls.connections.target(name)
             info = client.server_info or {}
             version = client.negotiated_version
             rows.append(
@@ -67,10 +61,10 @@ class Browsing:
         return TableView(rows, title="MCP connections")
 
     # ---- resources, prompts, trace, history ----------------------------------------------------------------
-    def resources(self: _Notebook, server: str | None = None) -> TableView:
+    def resources(self: Browsed, server: str | None = None) -> TableView:
         rows: list[dict[str, Any]] = []
         for name in [server] if server else self.connections():
-            client = self._client(name)
+            client = self.calls.client(name)
             if not client.server_capabilities.get("resources"):
                 continue
             for r in client.list_resources():
@@ -99,13 +93,13 @@ class Browsing:
             rows, ["server", "uri", "name", "title", "mimeType", "description"], title="MCP resources"
         )
 
-    def read(self: _Notebook, uri: str, server: str | None = None) -> BundleView:
+    def read(self: Browsed, uri: str, server: str | None = None) -> BundleView:
         """``resources/read``; ``SERVER.URI`` names the connection as ``SERVER.TOOL`` does; otherwise from
         ``server``, or the connection that lists ``uri`` (local first)."""
         from .rendering.results import resource_contents_bundle
 
         head, dot, rest = uri.partition(".")
-        if server is None and dot and "://" in rest and "://" not in head and head in self._connections:
+        if server is None and dot and "://" in rest and "://" not in head and head in self.calls.connections:
             server, uri = head, rest
         if server is None:
             listed = [row["server"] for row in self.resources().rows if row["uri"] == uri]
@@ -117,16 +111,16 @@ class Browsing:
                     )
                 listed = remotes or [LOCAL]
             server = listed[0]
-        result = self._client(server).read_resource(uri)
+        result = self.calls.client(server).read_resource(uri)
         bundle = resource_contents_bundle(
             result, max_text=self.config.max_text, max_image_bytes=self.config.max_image_bytes
         )
         return BundleView(result, bundle, f"resource {uri}")
 
-    def prompts(self: _Notebook, server: str | None = None) -> TableView:
+    def prompts(self: Browsed, server: str | None = None) -> TableView:
         rows: list[dict[str, Any]] = []
         for name in [server] if server else self.connections():
-            client = self._client(name)
+            client = self.calls.client(name)
             if not client.server_capabilities.get("prompts"):
                 continue
             for p in client.list_prompts():
@@ -145,20 +139,20 @@ class Browsing:
         return TableView(rows, ["call as", "title", "description", "arguments"], title="MCP prompts")
 
     def prompt_get(
-        self: _Notebook, name: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any
+        self: Browsed, name: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any
     ) -> BundleView:
         """``prompts/get``; prompt arguments are strings on the wire, so values are converted with ``str``."""
         from .rendering.results import prompt_bundle
 
-        server, prompt = self._split(name)
+        server, prompt = self.calls.split(name)
         args = {
-            k: v if isinstance(v, str) else _jsonish(v) for k, v in self._arguments(arguments, kwargs).items()
+            k: v if isinstance(v, str) else _jsonish(v) for k, v in merge_arguments(arguments, kwargs).items()
         }
-        result = self._client(server).get_prompt(prompt, args)
+        result = self.calls.client(server).get_prompt(prompt, args)
         return BundleView(result, prompt_bundle(result, max_text=self.config.max_text), f"prompt {name}")
 
     def trace(
-        self: _Notebook,
+        self: Browsed,
         server: str | None = None,
         last: int | None = 50,
         *,
@@ -172,7 +166,7 @@ class Browsing:
         ``otlp="FILE"`` writes it as OTLP/JSON spans instead, one per request (``engine/otel.py``)."""
         names = [server] if server else self.connections()
 
-        traces = [(name, self._client(name).trace) for name in names]
+        traces = [(name, self.calls.client(name).trace) for name in names]
         if otlp is not None:
             import json
 
@@ -196,22 +190,24 @@ class Browsing:
             return view()
         from .live import LivePane
 
-        return LivePane([t for _n, t in traces], lambda: view()._repr_mimebundle_(), self._surface)
+        return LivePane([t for _n, t in traces], lambda: view()._repr_mimebundle_(), self.calls.surface)
 
-    def log(self: _Notebook, server: str, last: int = 200, level: str | None = "info") -> Any:
+    def log(self: Browsed, server: str, last: int = 200, level: str | None = "info") -> Any:
         """A live pane of ``server``'s log messages and other notifications (``%mcp log NAME``).
 
         ``level`` asks the server for log messages from that level up (``logging/setLevel``, or the
         request ``_meta`` of the 2026 era); None leaves it as it is."""
         from .live import LivePane, notifications_bundle
 
-        client = self._client(server)
+        client = self.calls.client(server)
         if level is not None and (client.server_capabilities.get("logging") is not None):
             client.set_logging_level(level)
         trace = client.trace
-        return LivePane([trace], lambda: notifications_bundle(server, trace.entries(), last), self._surface)
+        return LivePane(
+            [trace], lambda: notifications_bundle(server, trace.entries(), last), self.calls.surface
+        )
 
-    def history(self: _Notebook, last: int | None = None) -> History:
+    def history(self: Browsed, last: int | None = None) -> History:
         """The audit log: every decision and call, each with its ``%mcp call`` line and Python call."""
         entries = self.audit.entries()
         return History(entries[-last:] if last else entries)

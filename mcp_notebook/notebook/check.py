@@ -26,11 +26,14 @@ from .rendering.views import filter_bundle
 
 if TYPE_CHECKING:
     from .calls.handle import CallHandle
+    from .calls.pipeline import Calls
 
 
-class NotebookMCP(Protocol):
+class CheckedNotebook(Protocol):
     """What a check needs from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here so that
     the import runs one way (api -> check; tests/test_layers.py)."""
+
+    calls: Calls
 
     def tool_def(self, name: str) -> dict[str, Any]: ...
 
@@ -105,7 +108,7 @@ def _text(result: Mapping[str, Any]) -> str:
     )
 
 
-def _run(api: NotebookMCP, target: str, arguments: Mapping[str, Any], timeout: float) -> tuple[Any, str]:
+def _run(api: CheckedNotebook, target: str, arguments: Mapping[str, Any], timeout: float) -> tuple[Any, str]:
     """(result or None, what went wrong) of one call, made quietly."""
     handle = api.prepare(target, dict(arguments))
     handle._auto_show = False
@@ -138,7 +141,7 @@ def _expected(expect: Expect, result: dict[str, Any]) -> tuple[bool, str]:
 
 
 def check(
-    api: NotebookMCP,
+    api: CheckedNotebook,
     target: str,
     *,
     samples: Sequence[Mapping[str, Any] | tuple[Mapping[str, Any], Expect]] = (),
@@ -157,7 +160,7 @@ def check(
     report.add(f"the tool {target} exists", True, str(tool.get("description") or "")[:120])
     from .lint import lint
 
-    findings = [f for f in lint(api, target).findings if f.severity in ("error", "warning")]
+    findings = [f for f in lint(api.calls, target).findings if f.severity in ("error", "warning")]
     report.add(
         "its contract passes lint (no error, no warning)",
         not findings,

@@ -15,11 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..tools._validation import SchemaCheck
 from .rendering.base import esc, table_bundle
 from .rendering.views import filter_bundle
+
+if TYPE_CHECKING:
+    from .calls.pipeline import Calls
 
 __all__ = [
     "TOOL_RULES",
@@ -441,34 +444,34 @@ def lint_trace(entries: Sequence[Mapping[str, Any]], target: str) -> list[Findin
     ]
 
 
-def lint(api: Any, target: str | None = None, *, long_call: float = LONG_CALL_SECONDS) -> LintReport:
+def lint(pipeline: Calls, target: str | None = None, *, long_call: float = LONG_CALL_SECONDS) -> LintReport:
     """``mcp.lint``: a tool (``TOOL`` / ``SERVER.TOOL``), a connection (``SERVER``), or everything."""
     from .calls.policy import LOCAL
 
-    if target is None or target in api.connections():
-        servers, only = [target] if target else api.connections(), None
+    if target is None or target in pipeline.connections.names():
+        servers, only = [target] if target else pipeline.connections.names(), None
     else:
-        server, only = api._split(target)
+        server, only = pipeline.split(target)
         servers = [server]
     findings: list[Finding] = []
     checked: list[str] = []
     for server in servers:
-        client = api._client(server)
+        client = pipeline.client(server)
         entries = client.trace.entries()
         calls = seen_calls(entries)
-        tools = api._list_tools(server, only)
+        tools = pipeline.tools(server, only)
         dropped: dict[str, str] = client.dropped_tools
         names = [only] if only else sorted(tools)
         if only is not None and only in dropped and only not in tools:
             names = []  # a tool the client left out has no definition to check: its finding is below
         for name in names:
-            definition = api._tool_def(server, name, tools)
+            definition = pipeline.definition(server, name, tools)
             shown = name if server == LOCAL and "." not in name else f"{server}.{name}"
             facts = ToolFacts(
                 definition,
                 calls.get(name, ()),
                 remote=server != LOCAL,
-                trusted=api.policy.is_trusted(server),
+                trusted=pipeline.policy.is_trusted(server),
                 long_call=long_call,
             )
             findings += lint_tool(facts, shown)

@@ -288,9 +288,10 @@ class MCPMagics(Magics):
         ns = self._parse("call", head)
         if json_text and ns.args:
             raise UsageError("%mcp call: give k=v arguments or one JSON object, not both")
-        schema = self.api.tool_def(ns.target).get("inputSchema")
+        target = self.api.calls.resolve(ns.target)  # once: the schema parses the arguments, then the call
+        schema = target.definition.get("inputSchema")
         arguments = parse_call_args(json_text, schema) if json_text else parse_kv(ns.args, schema)
-        return self.api.call(ns.target, arguments, call_timeout=ns.timeout)
+        return self.api.call(target, arguments, call_timeout=ns.timeout)
 
     def _map(self, rest: str) -> Any:
         ns = self._parse("map", rest)
@@ -416,7 +417,7 @@ class MCPMagics(Magics):
     def _tasks(self, rest: str) -> Any:
         from .calls.tasks import list_tasks
 
-        return list_tasks(self.api, self._parse("tasks", rest).server)
+        return list_tasks(self.api.calls, self._parse("tasks", rest).server)
 
     def _task(self, rest: str) -> Any:
         from .calls.tasks import cancel_task, get_task
@@ -424,8 +425,8 @@ class MCPMagics(Magics):
         ns = self._parse("task", rest)
         try:
             if ns.action == "get":
-                return get_task(self.api, ns.target, ns.server)
-            return cancel_task(self.api, ns.target, ns.server)
+                return get_task(self.api.calls, ns.target, ns.server)
+            return cancel_task(self.api.calls, ns.target, ns.server)
         except ValueError as exc:
             raise UsageError(f"%mcp task: {exc}") from None
 

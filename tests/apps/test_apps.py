@@ -85,7 +85,7 @@ def test_tool_with_app_serves_its_resource(shell: Any, tmp_path: Path) -> None:
 
     definition = mcp.tool_def("add")
     assert definition["_meta"] == {"ui": {"resourceUri": "ui://notebook/add.html"}}
-    contents = mcp._client("local").read_resource("ui://notebook/add.html")["contents"][0]
+    contents = mcp.calls.client("local").read_resource("ui://notebook/add.html")["contents"][0]
     assert contents["mimeType"] == APP_MIME and contents["text"] == VIEW
     assert contents["_meta"] == {
         "ui": {"csp": {"connectDomains": ["https://api.example.com"]}, "prefersBorder": True}
@@ -93,7 +93,7 @@ def test_tool_with_app_serves_its_resource(shell: Any, tmp_path: Path) -> None:
     # a file is read at every resources/read: edit it, the next read sees it
     page.write_text("<p>two</p>")
     assert (
-        mcp._client("local").read_resource("ui://notebook/private.html")["contents"][0]["text"]
+        mcp.calls.client("local").read_resource("ui://notebook/private.html")["contents"][0]["text"]
         == "<p>two</p>"
     )
     # the app-only tool is callable but not listed
@@ -118,7 +118,7 @@ def test_client_declares_the_extension(shell_factory: Any) -> None:
         # legacy: in initialize; 2026-07-28 (the default client's era here): in every request's _meta
         first = next(
             e["message"]
-            for e in mcp._client("local").trace.entries()
+            for e in mcp.calls.client("local").trace.entries()
             if e["message"].get("method") in ("initialize", "server/discover")
         )
         params = first["params"]
@@ -351,7 +351,7 @@ def test_resource_ui_meta_falls_back_to_the_listing_entry(shell: Any) -> None:
         return "b"
 
     mcp.connect("listed", server)
-    item = mcp._client("listed").read_resource("ui://listed/a.html")["contents"][0]
+    item = mcp.calls.client("listed").read_resource("ui://listed/a.html")["contents"][0]
     assert "_meta" not in item  # the content item carries no _meta.ui
     first = open_app(mcp, "listed", mcp.tool_def("listed.a"))
     second = open_app(mcp, "listed", mcp.tool_def("listed.b"))

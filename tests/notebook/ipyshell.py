@@ -18,6 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from mcp_notebook import Server
+from mcp_notebook.notebook.api import NotebookMCP
 from mcp_notebook.notebook.magics import unload
 
 _MISSING = object()
@@ -64,6 +65,12 @@ def shell(shell_factory: Any) -> InteractiveShell:
     """A fresh shell with ``%load_ext mcp_notebook`` done; headless unless the test sets the env."""
     result: InteractiveShell = shell_factory()
     return result
+
+
+def api(shell: InteractiveShell) -> NotebookMCP:
+    """The shell's ``mcp`` object."""
+    mcp: NotebookMCP = shell.user_ns["mcp"]
+    return mcp
 
 
 def published(shell: InteractiveShell) -> list[dict[str, Any]]:

@@ -24,23 +24,7 @@ from mcp_notebook.notebook.api import NotebookError, NotebookMCP
 from mcp_notebook.notebook.calls.handle import WIDGET_MIME, CallHandle, NotFinished
 from mcp_notebook.notebook.calls.widgets import ElicitationCard, SamplingCard
 from mcp_notebook.notebook.forms.form import FormInvalid
-from tests.notebook import ipyshell
-from tests.notebook.ipyshell import WAIT, published, remote_server
-
-# the fresh-shell fixtures, shared by the notebook tests
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
-
-
-def api(shell: Any) -> NotebookMCP:
-    mcp: NotebookMCP = shell.user_ns["mcp"]
-    return mcp
-
-
-@pytest.fixture
-def interactive(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A frontend that renders widgets (declared, as a kernel would be by default)."""
-    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")
+from tests.notebook.ipyshell import WAIT, api, published, remote_server
 
 
 def add_tools(mcp: NotebookMCP) -> None:
@@ -272,7 +256,7 @@ async def test_call_async_waits_through_approval(shell: Any, interactive: None) 
     task = asyncio.ensure_future(mcp.call_async("remote.echo", message="async"))
     while not mcp.history() or mcp.history()[-1].status != "awaiting-approval":
         await asyncio.sleep(0.01)
-    handle = mcp._active[-1]
+    handle = mcp.calls.active[-1]
     handle._widgets["approval"].approve.click()
     result = await asyncio.wait_for(task, WAIT)
     assert result.text == "async"
@@ -595,7 +579,7 @@ def test_a_tool_added_to_a_connected_server_is_callable_at_once(shell: Any) -> N
     server = remote_server()
     mcp.connect("remote", server)
     mcp.policy.set("remote.*", "allow")
-    assert "late" not in mcp._list_tools("remote")  # the cache now holds the old list
+    assert "late" not in mcp.calls.tools("remote")  # the cache now holds the old list
 
     @server.tool
     def late(word: str) -> str:

@@ -17,21 +17,7 @@ from mcp_notebook import Server
 from mcp_notebook.engine.batch import BatchError
 from mcp_notebook.notebook.api import NotebookMCP
 from mcp_notebook.notebook.calls.handle import WIDGET_MIME, NotFinished
-from tests.notebook import ipyshell
-from tests.notebook.ipyshell import WAIT, published
-
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
-
-
-def api(shell: Any) -> NotebookMCP:
-    mcp: NotebookMCP = shell.user_ns["mcp"]
-    return mcp
-
-
-@pytest.fixture
-def interactive(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")
+from tests.notebook.ipyshell import WAIT, api, published
 
 
 def scoring_server(gate: threading.Event | None = None) -> Server:
@@ -124,9 +110,9 @@ async def test_progress_bar_with_eta_and_cancel_keeps_the_finished_rows(
         return {"y": x}
 
     task = asyncio.ensure_future(mcp.map_async("slow", [{"x": 0}] + [{"x": 1}] * 20, concurrency=2))
-    while not (mcp._active and mcp._active[0].progress):  # bounded by the test timeout
+    while not (mcp.calls.active and mcp.calls.active[0].progress):  # bounded by the test timeout
         await asyncio.sleep(0.01)
-    (handle,) = mcp._active
+    (handle,) = mcp.calls.active
     done, total, message = handle.progress
     assert (done, total) == (1, 21) and "ETA" in (message or "")
     handle._box()  # what a frontend shows: the progress view with its Cancel button
@@ -166,7 +152,7 @@ async def test_map_async_waits_through_approval(shell: Any, interactive: None) -
     task = asyncio.ensure_future(mcp.map_async("demo.score", [{"x": 1.0}, {"x": 2.0}]))
     while not published(shell):  # bounded by the test timeout; the task shows its card when it starts
         await asyncio.sleep(0.01)
-    (handle,) = mcp._active
+    (handle,) = mcp.calls.active
     assert handle.state == "awaiting-approval"
     handle.approve()
     done = await asyncio.wait_for(task, WAIT)

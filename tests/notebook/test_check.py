@@ -8,10 +8,6 @@ from typing import Annotated, Any
 import pytest
 
 from mcp_notebook import Field, Server, ToolError
-from tests.notebook import ipyshell
-
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
 
 
 def _points(report: Any) -> dict[str, bool]:

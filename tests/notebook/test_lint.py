@@ -17,10 +17,6 @@ from mcp_notebook.notebook.lint import (
     lint_trace,
     seen_calls,
 )
-from tests.notebook import ipyshell
-
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
 
 GOOD: dict[str, Any] = {
     "name": "get_weather",

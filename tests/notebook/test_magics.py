@@ -17,12 +17,7 @@ from mcp_notebook.notebook.calls.handle import CallHandle
 from mcp_notebook.notebook.calls.policy import Policy
 from mcp_notebook.notebook.calls.widgets import ToolForm
 from mcp_notebook.notebook.magics import MCPMagics, expand_env, load
-from tests.notebook import ipyshell
 from tests.notebook.ipyshell import WAIT, remote_server
-
-# the fresh-shell fixtures, shared by the notebook tests
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
 
 
 def mcp(shell: Any, line: str) -> Any:
@@ -241,7 +236,7 @@ def test_connect_era_reaches_the_client(shell: Any) -> None:
     """``%mcp connect --era legacy`` (and ``mcp.connect(..., era=)``): the handshake era, asked for."""
     mcp(shell, "connect old --era legacy -- " + f"{sys.executable} -m mcp_notebook.demo_server")
     api = shell.user_ns["mcp"]
-    client = api._client("old")
+    client = api.calls.client("old")
     assert client.aio.era == "legacy" and client.negotiated_version.name == "2025-11-25"
     assert [entry.message.get("method") for entry in list(client.trace)[:3]] == [
         "initialize",

@@ -14,10 +14,7 @@ import pytest
 
 from mcp_notebook import Context, Server
 from tests.interop._peers import find_peers
-from tests.notebook import ipyshell
 
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
 WAIT = 20.0
 
 pytestmark = pytest.mark.timeout(90)
@@ -89,7 +86,7 @@ def test_cancel_sends_tasks_cancel(shell: Any, monkeypatch: pytest.MonkeyPatch) 
     assert handle.cancel()
     assert handle.state == "cancelled"
     assert "tasks/cancel was sent" in handle._repr_mimebundle_()["text/plain"]
-    client = api._client("jobs")
+    client = api.calls.client("jobs")
     until(
         "tasks/cancel reaches the server",
         lambda: any(e.message.get("method") == "tasks/cancel" for e in client.trace if e.direction == "out"),
@@ -141,7 +138,7 @@ def test_task_only_tool_of_server_everything(shell: Any, monkeypatch: pytest.Mon
     peers = find_peers()
     api = shell.user_ns["mcp"]
     api.connect("everything", [str(peers.node), str(peers.everything), "stdio"])
-    assert api._client("everything").negotiated_version.name == "2025-11-25"
+    assert api.calls.client("everything").negotiated_version.name == "2025-11-25"
     seen: list[str] = []
     handle = approved(shell, "call everything.simulate-research-query topic=notebooks")
     handle.on_change(

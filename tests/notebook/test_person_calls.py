@@ -17,21 +17,7 @@ from mcp_notebook import Context, Field
 from mcp_notebook.notebook.api import InvalidArguments, NotebookMCP
 from mcp_notebook.notebook.calls.handle import TERMINAL, TRANSITIONS
 from mcp_notebook.notebook.calls.widgets import ElicitationCard
-from tests.notebook import ipyshell
-from tests.notebook.ipyshell import WAIT, published, remote_server
-
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
-
-
-def api(shell: Any) -> NotebookMCP:
-    mcp: NotebookMCP = shell.user_ns["mcp"]
-    return mcp
-
-
-@pytest.fixture
-def interactive(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")
+from tests.notebook.ipyshell import WAIT, api, published, remote_server
 
 
 def until(condition: Any, timeout: float = WAIT) -> bool:

@@ -10,28 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from mcp_notebook import ResourceLink, Server
-from mcp_notebook.notebook.api import NotebookMCP
 from mcp_notebook.notebook.calls.handle import WIDGET_MIME
 from mcp_notebook.notebook.calls.widgets import TokenView
 from mcp_notebook.tools.content import ToolResult
-from tests.notebook import ipyshell
-from tests.notebook.ipyshell import WAIT, published
-
-shell = ipyshell.shell
-shell_factory = ipyshell.shell_factory
-
-
-def api(shell: Any) -> NotebookMCP:
-    mcp: NotebookMCP = shell.user_ns["mcp"]
-    return mcp
-
-
-@pytest.fixture
-def interactive(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")
+from tests.notebook.ipyshell import WAIT, api, published
 
 
 def test_item1_a_form_shows_a_snapshot_beside_its_widget_and_its_call_as_its_own_output(
@@ -52,7 +35,7 @@ def test_item1_a_form_shows_a_snapshot_beside_its_widget_and_its_call_as_its_own
     assert "VBox(" not in form_out["data"]["text/plain"]
     assert result_out["transient"]["display_id"].endswith("-result")
     form = mcp.form("add")
-    form._surface = mcp._surface
+    form._surface = mcp.calls.surface
     form.display_id, form.result_display_id = (
         form_out["transient"]["display_id"],
         result_out["transient"]["display_id"],
@@ -181,7 +164,7 @@ def test_item13_a_live_log_pane_and_a_live_trace_follow_the_server(shell: Any) -
     updated = threading.Event()
     wanted = {pane.display_id: "[info] warming up", live_trace.display_id: "tools/call"}
     seen: set[str] = set()
-    real = mcp._surface.publish
+    real = mcp.calls.surface.publish
 
     def spy(bundle: dict[str, Any], display_id: str | None = None, *, update: bool = False) -> None:
         real(bundle, display_id, update=update)
@@ -190,7 +173,7 @@ def test_item13_a_live_log_pane_and_a_live_trace_follow_the_server(shell: Any) -
             if seen == set(wanted):
                 updated.set()
 
-    mcp._surface.publish = spy  # type: ignore[method-assign]
+    mcp.calls.surface.publish = spy  # type: ignore[method-assign]
     mcp.call("chatty.work")
     assert updated.wait(WAIT), "the live views were not republished"
     log = [o for o in published(shell) if o["transient"]["display_id"] == pane.display_id][-1]

@@ -36,31 +36,27 @@ from .sandbox import SANDBOX, allow_attribute, csp_policy, prepare_document
 
 if TYPE_CHECKING:
     from ...engine.runtime import Runtime
-    from ...engine.sync import SyncClient
     from ..calls.asking import Asking
-    from ..calls.handle import CallHandle, Surface
+    from ..calls.handle import CallHandle
+    from ..calls.pipeline import Calls
     from ..calls.policy import AuditLog
 
 
-class NotebookMCP(Protocol):
+class AppNotebook(Protocol):
     """What an app view needs from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here so
     that the import runs one way (api -> apps.host)."""
 
     audit: AuditLog
-    _surface: Surface
-    _asking: Asking
+    calls: Calls
+
+    @property
+    def answering(self) -> Asking: ...
 
     @property
     def headless(self) -> bool: ...
 
     @property
     def runtime(self) -> Runtime: ...
-
-    def _client(self, name: str) -> SyncClient: ...
-
-    def _list_tools(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
-
-    def _tool_def(self, server: str, tool: str, tools: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
 
     def prepare(
         self,
@@ -133,7 +129,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
     tool_cancelled = t.Unicode(allow_none=True, default_value=None).tag(sync=True)
 
     def __init__(
-        self, api: NotebookMCP, server: str, tool: Mapping[str, Any], uri: str, **kwargs: Any
+        self, api: AppNotebook, server: str, tool: Mapping[str, Any], uri: str, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.api, self.server, self.tool, self.uri = api, server, dict(tool), uri
@@ -196,7 +192,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
         """Read the app's resource on the runtime loop (never blocking the cell), then load it; when the
         content item carries no ``_meta.ui``, its ``resources/list`` entry is read for it."""
         self.status = f"loading {self.uri} …"
-        client = self.api._client(self.server)
+        client = self.api.calls.client(self.server)
         uri = self.uri
 
         async def read() -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -319,7 +315,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
         name = params.get("name")
         if not isinstance(name, str):
             raise ValueError("tools/call needs a tool name")
-        tool = self.api._tool_def(self.server, name, self.api._list_tools(self.server, name))
+        tool = self.api.calls.definition(self.server, name, self.api.calls.tools(self.server, name))
         if "app" not in (ui_meta(tool).get("visibility") or ["model", "app"]):
             self._fail(request_id, -32602, f"{name} is not callable from an app (visibility)")
             return
@@ -357,7 +353,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
 
     def _tools_list(self, request_id: Any, _params: Mapping[str, Any]) -> None:
         """The app's server's tools the app may call (visibility includes ``app``), app-only ones too."""
-        tools = self.api._list_tools(self.server)
+        tools = self.api.calls.tools(self.server)
         callable_here = [
             dict(t) for t in tools.values() if "app" in (ui_meta(t).get("visibility") or ["app"])
         ]
@@ -368,7 +364,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
         if not isinstance(uri, str):
             raise ValueError("resources/read needs a uri")
         entry = self._audit("app-read", {"uri": uri}, "running")
-        client = self.api._client(self.server)
+        client = self.api.calls.client(self.server)
         started = time.time()
 
         def done(future: Any) -> None:
@@ -390,7 +386,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
         if "sampling" not in self.host_capabilities:
             self._fail(request_id, -32601, "this host does not offer sampling to apps")
             return
-        asking, who = self.api._asking, f"{self.source} (app)"
+        asking, who = self.api.answering, f"{self.source} (app)"
         if asking.sampling_callback is not None or self.api.headless:
 
             def done(future: Any) -> None:
@@ -473,14 +469,14 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
 
         head = f"MCP App {self.uri}: {self.label} (interactive in a live notebook)"
         static = {"text/html": wrap(f'<div class="mcpnb-title">{esc(head)}</div>'), "text/plain": head}
-        self.api._surface.publish(_with_widget(static, self))
+        self.api.calls.surface.publish(_with_widget(static, self))
         self._display_id = f"mcp-app-{uuid.uuid4().hex}"
-        self.api._surface.publish(_with_widget(self.fallback_bundle(), self.activity), self._display_id)
+        self.api.calls.surface.publish(_with_widget(self.fallback_bundle(), self.activity), self._display_id)
 
     def _refresh_display(self) -> None:
         if self._display_id is not None:
             bundle = _with_widget(self.fallback_bundle(), self.activity)
-            self.api._surface.publish(bundle, self._display_id, update=True)
+            self.api.calls.surface.publish(bundle, self._display_id, update=True)
 
     def trace(self, *, diagram: bool = True) -> TraceView:
         """The bridge's messages (app = client, notebook = host), drawn as a sequence diagram by default."""
@@ -531,7 +527,7 @@ _HANDLERS: dict[str, Callable[[AppView, Any, Mapping[str, Any]], None]] = {
 
 
 def open_app(
-    api: NotebookMCP, server: str, tool: Mapping[str, Any], *, tool_id: Any = None
+    api: AppNotebook, server: str, tool: Mapping[str, Any], *, tool_id: Any = None
 ) -> AppView | None:
     """A view for ``tool``'s app (None if the tool names none), its document being fetched."""
     uri = ui_meta(tool).get("resourceUri")
@@ -546,7 +542,7 @@ def open_app(
     return view
 
 
-def show_for_call(api: NotebookMCP, handle: CallHandle) -> AppView | None:
+def show_for_call(api: AppNotebook, handle: CallHandle) -> AppView | None:
     """Show the app of the tool ``handle`` calls, above the call: the input now, the result when it ends."""
     view = open_app(api, handle.server, handle.tool_def or {})
     if view is not None:

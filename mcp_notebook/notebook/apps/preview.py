@@ -22,14 +22,14 @@ from . import APP_MIME
 from .host import AppView
 
 if TYPE_CHECKING:
-    from .host import NotebookMCP
+    from .host import AppNotebook
 
 __all__ = ["PreviewView", "open_preview", "preview_file"]
 
 SHOWN = 60  # bridge messages in the panel, newest last
 
 
-def preview_file(api: NotebookMCP, path: str | Path) -> AppView:
+def preview_file(api: AppNotebook, path: str | Path) -> AppView:
     """An app view of the HTML file ``path``, as if the notebook's server served it."""
     file = Path(path)
     if not file.is_file():
@@ -40,7 +40,7 @@ def preview_file(api: NotebookMCP, path: str | Path) -> AppView:
     return view
 
 
-def open_preview(api: NotebookMCP, name: str, open_tool: Callable[[], AppView]) -> PreviewView:
+def open_preview(api: AppNotebook, name: str, open_tool: Callable[[], AppView]) -> PreviewView:
     """The preview of an HTML file (``name`` ends in .html/.htm) or of a tool's app (``open_tool()``)."""
     if name.lower().endswith((".html", ".htm")):
         return PreviewView(preview_file(api, name))

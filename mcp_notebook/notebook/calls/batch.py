@@ -10,43 +10,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from ...engine.batch import BatchError, BatchRun, OnError, RowOutcome
 from ..rendering.base import esc, label_html, note_html, wrap
 from ..rendering.table import table_parts
-from .handle import CallHandle, CallView
-from .policy import AuditEntry, Decision
+from .handle import CallHandle
+from .pipeline import Calls, Target
+from .policy import AuditEntry
 
-__all__ = ["BatchError", "BatchHandle", "NotebookMCP", "map_async", "map_rows"]
-
-
-class NotebookMCP(Protocol):
-    """What a batch needs from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here so the
-    import runs one way (api -> batch; tests/test_layers.py)."""
-
-    @property
-    def policy(self) -> Any: ...
-    @property
-    def audit(self) -> Any: ...
-    @property
-    def config(self) -> Any: ...
-    @property
-    def runtime(self) -> Any: ...
-    @property
-    def headless(self) -> bool: ...
-    @property
-    def _surface(self) -> Any: ...
-
-    def _split(self, name: str) -> tuple[str, str]: ...
-    def _client(self, name: str) -> Any: ...
-    def _decide(
-        self, name: str, tools: Mapping[str, dict[str, Any]]
-    ) -> tuple[str, str, Any, dict[str, Any], Decision]: ...
-    def _handle_context(self, server: str, tool: str, client: Any) -> dict[str, Any]: ...
-    def _list_tools(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
-    async def _list_tools_async(self, server: str, want: str | None = None) -> dict[str, dict[str, Any]]: ...
-    def _track(self, handle: CallHandle) -> None: ...
+__all__ = ["BatchError", "BatchHandle", "map_async", "map_rows"]
 
 
 _PROGRESS_EVERY = 0.2  # seconds between progress updates (a fast batch finishes thousands of rows a second)
@@ -147,26 +120,25 @@ def _result(run: BatchRun, label: str) -> dict[str, Any]:
 
 
 def prepare_batch(
-    mcp: NotebookMCP,
-    name: str,
+    calls: Calls,
+    target: Target,
     rows: Any,
-    tools: Mapping[str, dict[str, Any]],
     *,
     concurrency: int,
     on_error: OnError,
     retries: int,
     call_timeout: float | None,
-    view: CallView,
 ) -> BatchHandle:
     """Decide once for the whole batch (the policy of a single call of this tool) and build its handle."""
-    server, tool, client, tool_def, decision = mcp._decide(name, tools)
+    decision = calls.decide(target)
+    server, tool, client = target.server, target.tool, target.client
     count = len(rows) if hasattr(rows, "__len__") else None
     summary = {"rows": count if count is not None else "an iterable (count unknown)"}
     summary |= {"concurrency": concurrency, "on_error": on_error}
     status = "awaiting-approval" if decision.verdict == "ask" else "running"
-    entry = mcp.audit.add(AuditEntry(server, tool, summary, decision.verdict, decision.by, status))
+    entry = calls.audit.add(AuditEntry(server, tool, summary, decision.verdict, decision.by, status))
     run = BatchRun(count)
-    seconds = call_timeout if call_timeout is not None else mcp.config.default_timeout
+    seconds = call_timeout if call_timeout is not None else calls.config.default_timeout
 
     async def runner(progress: Any) -> dict[str, Any]:
         last = [0.0]
@@ -195,14 +167,14 @@ def prepare_batch(
         server=server,
         tool=tool,
         arguments=summary,
-        tool_def=tool_def,
+        tool_def=target.definition,
         decision=decision,
         entry=entry,
         runner=runner,
-        view=view,
-        **mcp._handle_context(server, tool, client),
+        view=calls.view,
+        **calls.context(target),
     )
-    mcp._track(handle)
+    calls.track(handle)
     return handle
 
 
@@ -212,34 +184,16 @@ def _raise_if_asked(handle: BatchHandle) -> BatchHandle:
     return handle
 
 
-def map_rows(mcp: NotebookMCP, name: str, rows: Any, **options: Any) -> BatchHandle:
+def map_rows(calls: Calls, name: str, rows: Any, **options: Any) -> BatchHandle:
     """The body of ``mcp.map``: ask (returning at once, like ``mcp.call``) or run and block until done."""
-    server, tool = mcp._split(name)
-    mcp._client(server)
-    handle = prepare_batch(mcp, name, rows, mcp._list_tools(server, tool), **options)
-    if handle.state == "awaiting-approval":
-        handle.show()
-        return handle
-    if handle.done():
-        return handle
-    try:
-        handle._launch()
-        handle._settle()
-    except KeyboardInterrupt:
-        handle.cancel()
-        raise
-    return _raise_if_asked(handle)
+    handle = prepare_batch(calls, calls.resolve(name), rows, **options)
+    if handle.state == "awaiting-approval" or handle.done():
+        return calls.run(handle)  # shown for a person to approve, or already ended (denied)
+    return _raise_if_asked(calls.run(handle))
 
 
-async def map_async(mcp: NotebookMCP, name: str, rows: Any, **options: Any) -> BatchHandle:
+async def map_async(calls: Calls, name: str, rows: Any, **options: Any) -> BatchHandle:
     """The body of ``await mcp.map_async``: shows the batch live and waits, approval clicks included."""
-    server, tool = mcp._split(name)
-    mcp._client(server)
-    tools = await mcp._list_tools_async(server, tool)
-    handle = prepare_batch(mcp, name, rows, tools, **options)
-    if handle.state == "running":
-        handle._launch()
-    if not handle.done() and not mcp.policy.headless:
-        handle.show()
-    await handle
+    handle = prepare_batch(calls, await calls.resolve_async(name), rows, **options)
+    await calls.start(handle)
     return _raise_if_asked(handle)

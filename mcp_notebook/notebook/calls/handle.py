@@ -173,7 +173,7 @@ class CallHandle:
         self.task: dict[str, Any] | None = None  # the task the call runs as: taskId, status, statusMessage...
         self._runner, self._runtime, self._surface = runner, runtime, surface
         self._remember, self._trace = remember, trace
-        self._max_text, self._max_image_bytes = max_text, max_image_bytes
+        self.max_text, self.max_image_bytes = max_text, max_image_bytes
         self._cond = threading.Condition()
         self._state: State = "awaiting-approval" if decision.verdict == "ask" else "running"
         self._result: dict[str, Any] | None = None

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .policy import Decision
 
 
-class CallHandle(Protocol):
+class ShownCall(Protocol):
     """What the static view reads of a :class:`~.handle.CallHandle`, declared here so that the import
     runs one way (handle -> handle_view; tests/test_layers.py)."""
 
@@ -30,8 +30,8 @@ class CallHandle(Protocol):
     linked: dict[str, Any]
     task: dict[str, Any] | None
     started: float | None
-    _max_text: int
-    _max_image_bytes: int
+    max_text: int
+    max_image_bytes: int
 
     @property
     def label(self) -> str: ...
@@ -52,7 +52,7 @@ class CallHandle(Protocol):
 __all__ = ["call_bundle"]
 
 
-def call_bundle(handle: CallHandle) -> dict[str, str]:
+def call_bundle(handle: ShownCall) -> dict[str, str]:
     """What a saved notebook, an export or a terminal shows of a call, in each state."""
     state = handle.state
     if state in ("done", "denied") and handle.result is not None:
@@ -61,14 +61,14 @@ def call_bundle(handle: CallHandle) -> dict[str, str]:
             handle.result,
             output_schema=out_schema if state == "done" else None,
             title=handle.label,
-            max_text=handle._max_text,
-            max_image_bytes=handle._max_image_bytes,
+            max_text=handle.max_text,
+            max_image_bytes=handle.max_image_bytes,
         )
         if handle.linked:
             from ..rendering.links import linked_bundle
 
             links = linked_bundle(
-                handle.linked, max_text=handle._max_text, max_image_bytes=handle._max_image_bytes
+                handle.linked, max_text=handle.max_text, max_image_bytes=handle.max_image_bytes
             )
             bundle["text/html"] += links["text/html"]
             bundle["text/plain"] += "\n" + links["text/plain"]
@@ -81,7 +81,7 @@ def call_bundle(handle: CallHandle) -> dict[str, str]:
         bundle = {
             "text/html": wrap(
                 f'<div class="mcpnb-error-header">{word}: {esc(handle.label)}</div>'
-                + pre_html(detail, handle._max_text),
+                + pre_html(detail, handle.max_text),
                 error=True,
             ),
             "text/plain": f"{word.upper()}: {handle.label}\n{detail}",
@@ -93,7 +93,7 @@ def call_bundle(handle: CallHandle) -> dict[str, str]:
         bundle = {
             "text/html": wrap(
                 label_html(f"awaiting approval: <b>{esc(handle.label)}</b> ({esc(handle.decision.by)})")
-                + code_block("arguments (JSON)", json_text(handle.arguments), max_chars=handle._max_text)
+                + code_block("arguments (JSON)", json_text(handle.arguments), max_chars=handle.max_text)
                 + (
                     note_html("defaults the tool applies: " + esc(json_text(defaults, indent=None)))
                     if defaults
@@ -123,13 +123,13 @@ def call_bundle(handle: CallHandle) -> dict[str, str]:
         lines = [f"[{m.get('level')}] {json_text(m.get('data'), indent=None)}" for m in handle.logs]
         bundle["text/html"] += wrap(
             f'<details><summary class="mcpnb-note">server log ({len(lines)})</summary>'
-            f"{pre_html(chr(10).join(lines), handle._max_text)}</details>"
+            f"{pre_html(chr(10).join(lines), handle.max_text)}</details>"
         )
         bundle["text/plain"] += "\nserver log:\n" + "\n".join(lines)
     return bundle
 
 
-def _cancelled_bundle(handle: CallHandle) -> dict[str, str]:
+def _cancelled_bundle(handle: ShownCall) -> dict[str, str]:
     """A cancel is a choice, not an error: a plain note, with the progress the call had reached."""
     when = "before it was approved" if handle.started is None else "while it ran"
     line = f"Cancelled {handle.label} {when}."

@@ -25,6 +25,7 @@ from ...protocol.session import has_capability
 from ...protocol.tasks import TERMINAL
 from ..rendering.results import ResultView
 from ..rendering.views import TableView
+from .connections import Connections
 from .policy import LOCAL
 from .task_file import TaskFile
 
@@ -44,15 +45,14 @@ def task_line(task: dict[str, Any]) -> str:
     return f"{line} ({message})" if message else line
 
 
-class NotebookMCP(Protocol):
-    """What the task commands need from the notebook's ``mcp`` object (``api.NotebookMCP``), declared here
-    so that the import runs one way (api -> tasks; tests/test_layers.py)."""
+class TaskCalls(Protocol):
+    """What the task commands need of the notebook's call pipeline (``pipeline.Calls``), declared here so
+    that the import runs one way (pipeline -> tasks: it keeps the TaskBook; tests/test_layers.py)."""
 
     task_book: TaskBook
+    connections: Connections
 
-    def _client(self, name: str) -> SyncClient: ...
-
-    def connections(self) -> list[str]: ...
+    def client(self, server: str) -> SyncClient: ...
 
 
 class TaskBook:
@@ -124,13 +124,13 @@ def _row(server: str, tool: str | None, task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def list_tasks(api: NotebookMCP, server: str | None = None) -> TableView:
+def list_tasks(calls: TaskCalls, server: str | None = None) -> TableView:
     """The tasks of this notebook's calls, refreshed (``tasks/get``), and a 2025-11-25 server's own list."""
-    book: TaskBook = api.task_book
+    book: TaskBook = calls.task_book
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     notes: list[str] = []
-    for name, tool, task in book.entries(server, api.connections()):
-        client = api._client(name)
+    for name, tool, task in book.entries(server, calls.connections.names()):
+        client = calls.client(name)
         if task.get("status") not in TERMINAL:
             try:
                 task = client.runtime.run(client.aio.get_task(str(task["taskId"])))
@@ -143,8 +143,8 @@ def list_tasks(api: NotebookMCP, server: str | None = None) -> TableView:
             except MCPError as exc:
                 notes.append(f"{name}: task {task.get('taskId')}: {exc}")
         rows[(name, str(task.get("taskId")))] = _row(name, tool, task)
-    for name in [server] if server else api.connections():
-        client = api._client(name)
+    for name in [server] if server else calls.connections.names():
+        client = calls.client(name)
         if client.aio.is_modern or not has_capability(client.server_capabilities, ("tasks", "list")):
             continue
         try:
@@ -160,17 +160,19 @@ def list_tasks(api: NotebookMCP, server: str | None = None) -> TableView:
     return TableView(list(rows.values()), COLUMNS, title="Tasks", notes=notes)
 
 
-def _split(api: NotebookMCP, target: str, server: str | None) -> tuple[str, str]:
+def _split(calls: TaskCalls, target: str, server: str | None) -> tuple[str, str]:
     if server is None and "." in target:
         name, _, task_id = target.partition(".")
-        if name in api.connections():
+        if name in calls.connections.names():
             return name, task_id
     if server is None:
-        server = api.task_book.server_of(
-            target, api.connections()
-        )  # a task of the book, this kernel's or not
+        server = calls.task_book.server_of(
+            target, calls.connections.names()
+        )  # a task of the book, any kernel's
     if server is None:
-        names = [n for n in api.connections() if n != LOCAL] or api.connections()  # remote ones first
+        names = [
+            n for n in calls.connections.names() if n != LOCAL
+        ] or calls.connections.names()  # remote first
         if len(names) != 1:
             raise ValueError(
                 f"which server? use SERVER.TASK_ID or --server (connections: {', '.join(names)})"
@@ -179,11 +181,11 @@ def _split(api: NotebookMCP, target: str, server: str | None) -> tuple[str, str]
     return server, target
 
 
-def get_task(api: NotebookMCP, target: str, server: str | None = None) -> Any:
+def get_task(calls: TaskCalls, target: str, server: str | None = None) -> Any:
     """The result of a task (waits until it is done), or its status when it failed or was cancelled."""
-    name, task_id = _split(api, target, server)
-    client = api._client(name)
-    tool = api.task_book.tool_of(name, task_id)
+    name, task_id = _split(calls, target, server)
+    client = calls.client(name)
+    tool = calls.task_book.tool_of(name, task_id)
     try:
         result = client.runtime.run(client.aio.task_result(task_id))
     except TaskCancelledError:
@@ -198,9 +200,9 @@ def get_task(api: NotebookMCP, target: str, server: str | None = None) -> Any:
     return ResultView(result, title=title)
 
 
-def cancel_task(api: NotebookMCP, target: str, server: str | None = None) -> TableView:
-    name, task_id = _split(api, target, server)
-    client = api._client(name)
+def cancel_task(calls: TaskCalls, target: str, server: str | None = None) -> TableView:
+    name, task_id = _split(calls, target, server)
+    client = calls.client(name)
     client.runtime.run(client.aio.cancel_task(task_id))
     task = client.runtime.run(client.aio.get_task(task_id))
-    return TableView([_row(name, api.task_book.tool_of(name, task_id), task)], COLUMNS, title="Task")
+    return TableView([_row(name, calls.task_book.tool_of(name, task_id), task)], COLUMNS, title="Task")

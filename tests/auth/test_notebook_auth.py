@@ -6,7 +6,6 @@ trace, history or error."""
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from tests.auth._servers import Servers, running
 from tests.auth.local_as import SUBJECT
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import published
+from tests.waiting import wait_until
 
 shell_factory = ipyshell.shell_factory
 shell = ipyshell.shell
@@ -41,12 +41,8 @@ def _mcp(shell: Any, line: str) -> Any:
 
 
 def _wait_pending(card: AuthorizationCard) -> str:
-    done = threading.Event()
-    for _ in range(int(WAIT * 20)):
-        if card.oauth.pending is not None:
-            return card.oauth.pending.url
-        done.wait(0.05)
-    raise AssertionError(f"the card never showed an authorization link (state {card.state})")
+    pending = wait_until(lambda: card.oauth.pending, "the card's authorization link", WAIT, every=0.05)
+    return str(pending.url)
 
 
 def _browser_follows(url: str) -> None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import pytest
 
 from mcp_notebook import Context, Server
 from tests.interop._peers import find_peers
+from tests.waiting import wait_until
 
 WAIT = 20.0
 
@@ -40,13 +40,7 @@ def jobs_server(release: threading.Event) -> Server:
 
 
 def until(what: str, check: Any, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    pytest.fail(f"{what}: not within {timeout} s")
+    return wait_until(check, what, timeout)
 
 
 def approved(shell: Any, line: str) -> Any:

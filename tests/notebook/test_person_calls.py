@@ -18,16 +18,7 @@ from mcp_notebook.notebook.api import InvalidArguments, NotebookMCP
 from mcp_notebook.notebook.calls.handle import TERMINAL, TRANSITIONS
 from mcp_notebook.notebook.calls.widgets import ElicitationCard
 from tests.notebook.ipyshell import WAIT, api, published, remote_server
-
-
-def until(condition: Any, timeout: float = WAIT) -> bool:
-    """Poll ``condition`` (state another thread sets) until true or ``timeout``; bounded."""
-    tick = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return True
-        tick.wait(0.01)
-    return bool(condition())
+from tests.waiting import wait_until
 
 
 def _sent_calls(mcp: NotebookMCP, server: str) -> list[Any]:
@@ -105,7 +96,7 @@ def test_a_cancel_reads_as_a_choice_and_keeps_the_progress(shell: Any, interacti
 
     handle = mcp.start("slow")
     assert reached.wait(WAIT)
-    assert until(lambda: handle.progress is not None)  # set on the runtime thread as it arrives
+    wait_until(lambda: handle.progress is not None, "the progress")  # set on the runtime thread
     handle.cancel()
     bundle = handle._repr_mimebundle_()
     assert 'class="mcpnb mcpnb-error"' not in bundle["text/html"]

@@ -6,7 +6,6 @@ console showing it all."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from mcp_notebook.notebook.calls.policy import AuditLog
 from mcp_notebook.notebook.serving.console import ServerConsole
 from mcp_notebook.notebook.serving.server import IncomingPolicy, serve
 from tests.serving._http import WAIT, answer, open_session, request
+from tests.waiting import wait_until
 
 READ_ONLY = {"annotations": {"readOnlyHint": True}}
 DESTRUCTIVE = {"annotations": {"destructiveHint": True}}
@@ -49,14 +49,6 @@ def runtime() -> Iterator[Runtime]:
     rt = Runtime("approval-test runtime")
     yield rt
     rt.stop()
-
-
-def wait_until(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def test_policy_defaults_and_overrides() -> None:

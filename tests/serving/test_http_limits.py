@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -21,6 +20,7 @@ from mcp_notebook.engine.runtime import Runtime
 from mcp_notebook.notebook.serving.server import ServingHandle, serve
 from tests.interop._peers import serve_http
 from tests.serving._http import INIT, WAIT, Reply, answer, open_session, post, request
+from tests.waiting import wait_until
 
 
 def make_server(release: threading.Event | None = None) -> Server:
@@ -45,14 +45,6 @@ def runtime() -> Iterator[Runtime]:
     rt = Runtime("limits-test runtime")
     yield rt
     rt.stop()
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def served_ok(url: str, token: str) -> None:

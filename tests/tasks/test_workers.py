@@ -27,6 +27,7 @@ from mcp_notebook import Client
 from mcp_notebook.protocol import era
 from mcp_notebook.protocol.tasks import EXTENSION
 from tests.interop._peers import ROOT, _stop, _wait_listening, free_port
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.timeout(120)
 FIXTURE = Path(__file__).with_name("_fixture.py")
@@ -88,13 +89,7 @@ class Modern:
 
 
 async def until(what: str, check: Any, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = await check()
-        if value:
-            return value
-        await asyncio.sleep(0.05)
-    pytest.fail(f"{what}: not within {timeout} s")
+    return await wait_until_async(check, what, timeout)
 
 
 async def test_two_workers_alternate(tmp_path: Path) -> None:

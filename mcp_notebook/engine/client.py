@@ -38,7 +38,7 @@ from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
 from ..tools._jsonable import jsonable_arguments
-from ..tools._validation import schema_check
+from ..tools.validation import schema_check
 from ..transports.base import NeedsToolDefinitions, Serves, Transport
 from ..transports.memory import memory_pair
 from .client_inputs import InputAnswers, InputRequest
@@ -532,7 +532,7 @@ class Client(InputAnswers, TaskClientMixin):
         if "structuredContent" not in result:
             return f"tool {name!r} has an outputSchema but returned no structuredContent"
         try:
-            check = schema_check(schema)  # compiled once per distinct schema, shared (tools/_validation.py)
+            check = schema_check(schema)  # compiled once per distinct schema, shared (tools/validation.py)
         except ValueError as exc:
             return f"tool {name!r} has an unusable outputSchema: {exc}"
         problems = check.problems(result["structuredContent"])

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..tools._validation import SchemaCheck
+from ..tools.validation import SchemaCheck
 from .rendering.base import esc, one_line, wrap
 from .rendering.views import filter_bundle
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..tools._validation import SchemaCheck
+from ..tools.validation import SchemaCheck
 from .rendering.base import esc, table_bundle
 from .rendering.views import filter_bundle
 

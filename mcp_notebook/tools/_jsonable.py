@@ -43,7 +43,7 @@ class NotJSONable(TypeError):
         super().__init__(f"Object of type {kind} is not JSON serializable")
 
     def where(self, root: str = "") -> str:
-        """``result[3].x``: the path in the style of validation errors (tools/_validation.format_path)."""
+        """``result[3].x``: the path in the style of validation errors (tools/validation.format_path)."""
         text = root
         for part in self.path:
             text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))

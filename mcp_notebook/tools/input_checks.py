@@ -13,8 +13,8 @@ from typing import Any
 from ..protocol.errors import LocalProtocolError
 from ..protocol.modern import MissingClientCapability
 from ..protocol.session import has_capability
-from ._validation import schema_check
 from .content import ToolError
+from .validation import schema_check
 
 __all__ = ["check_declared", "check_elicit_answer", "client_elicits"]
 

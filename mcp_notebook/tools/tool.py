@@ -18,13 +18,13 @@ from typing import Any
 
 from ..protocol.era import invalid_param_headers
 from ..protocol.modern import RequestEscalation
-from ._validation import schema_check
 from .annotations import check_icons, check_tool_annotations
 from .content import ToolError, text_block, to_call_result
 from .context import Context
 from .convert import from_json
 from .docstrings import parse_docstring
 from .schema import input_schema_for, output_schema_for, resolve_hints
+from .validation import schema_check
 
 __all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool", "masked_error", "shown_result"]
 

@@ -17,7 +17,7 @@ import pytest
 
 from mcp_notebook import Client, Server
 from mcp_notebook.protocol import era
-from mcp_notebook.tools._validation import schema_check
+from mcp_notebook.tools.validation import schema_check
 from tests.modern._fixture import server
 from tests.modern.test_modern_client import FIXTURE, KINDS, WAIT, http_url, sent
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_notebook._jsonschema import Draft202012Validator
-from mcp_notebook.tools._validation import SchemaCheck, _fast_check
+from mcp_notebook.tools.validation import SchemaCheck, _fast_check
 
 SCHEMAS: list[dict[str, Any]] = [
     {

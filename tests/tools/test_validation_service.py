@@ -1,4 +1,4 @@
-"""The one schema-validation service (tools/_validation.py): shared compiled checks, the meta-schema verdict
+"""The one schema-validation service (tools/validation.py): shared compiled checks, the meta-schema verdict
 cached per skeleton, and one rule for an unsupported ``$schema`` whoever asks (tools, forms, renderers)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from mcp_notebook import Server
 from mcp_notebook._jsonschema import Draft202012Validator
 from mcp_notebook.notebook.forms.form import SchemaForm
 from mcp_notebook.notebook.rendering.results import result_bundle
-from mcp_notebook.tools._validation import SchemaCheck, SchemaProblem, schema_check
 from mcp_notebook.tools.tool import make_tool
+from mcp_notebook.tools.validation import SchemaCheck, SchemaProblem, schema_check
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_optional_format_packages_are_imported_only_when_their_format_is_checked
     # until a "duration" or "iri" value is checked, with the same verdicts (run in a fresh interpreter).
     code = """
 import sys
-from mcp_notebook.tools._validation import schema_check
+from mcp_notebook.tools.validation import schema_check
 lazy = ("isoduration", "arrow", "rfc3987_syntax", "rfc3986_validator", "rfc3339_validator", "uri_template")
 heavy = [m for m in lazy if m in sys.modules]
 duration = schema_check({"type": "string", "format": "duration"})

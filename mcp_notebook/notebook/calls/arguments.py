@@ -24,7 +24,7 @@ def check_arguments(name: str, tool_def: Mapping[str, Any], arguments: Mapping[s
     """Raise :class:`InvalidArguments` when ``arguments`` break the tool's inputSchema.
 
     A schema that cannot be compiled is left to the server (it will say so in its result)."""
-    from ...tools._validation import schema_check
+    from ...tools.validation import schema_check
 
     schema = tool_def.get("inputSchema")
     if not isinstance(schema, Mapping):

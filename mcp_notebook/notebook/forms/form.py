@@ -1,7 +1,7 @@
 """A JSON-Schema-driven input form built from ipywidgets (DESIGN decision 9).
 
 ``SchemaForm(schema)`` shows one field per property (builders in ``fields``), validates the value
-through the package's one validation service (``tools/_validation.py``: dialect from ``$schema``, 2020-12 by
+through the package's one validation service (``tools/validation.py``: dialect from ``$schema``, 2020-12 by
 default, an unsupported dialect named and never validated as another, formats checked, ``$ref`` resolved
 locally only — MCP-NOTES §3.9) and shows each message next to the field it is about.
 """
@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..._jsonschema import ValidationError
-from ...tools._validation import SchemaProblem, schema_check
+from ...tools.validation import SchemaProblem, schema_check
 from .containers import NullableField, UnionField, build_root
 from .fields import EMPTY, ERROR, WARN, Field, Key, Kit
 

@@ -362,12 +362,12 @@ def _tree_item(key: object, value: object, depth: int, budget: list[int], max_le
 def schema_errors(instance: Any, schema: Mapping[str, Any], *, limit: int = 20) -> list[str]:
     """Validate ``instance`` against a JSON Schema; return readable error lines (empty means valid).
 
-    Through the package's one validation service (``tools/_validation.py``: 2020-12 unless ``$schema``
+    Through the package's one validation service (``tools/validation.py``: 2020-12 unless ``$schema``
     names another dialect, an unsupported dialect reported rather than validated as another, formats
     checked, ``$ref`` resolved only inside the schema — MCP-NOTES §3.9, DESIGN.md decision 8). Compiled
     checks are shared, so re-rendering a result does not compile its schema again.
     """
-    from ...tools._validation import SchemaProblem, schema_check
+    from ...tools.validation import SchemaProblem, schema_check
 
     check = schema_check(schema, strict=False)
     lines = []

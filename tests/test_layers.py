@@ -218,6 +218,20 @@ def test_a_notebook_family_imports_only_families_below_it(name: str) -> None:
     assert wrong_way(mine, ranks, notebook_family) == []
 
 
+def private_across(edges: dict[str, set[str]]) -> list[str]:
+    """Imports of another layer's private module (``tools._x``): a service used across layers is public."""
+    return [
+        f"{source} -> {target}"
+        for source, targets in sorted(edges.items())
+        for target in sorted(targets)
+        if layer(source) != layer(target) and any(part.startswith("_") for part in target.split(".")[2:])
+    ]
+
+
+def test_no_layer_imports_another_layers_private_module() -> None:
+    assert private_across(EDGES) == []
+
+
 def test_the_checks_catch_a_cycle_and_an_upward_import(tmp_path: Path) -> None:
     """The checker itself: a made-up package with a type-only cycle and a lazy upward import."""
     root = tmp_path / "mcp_notebook"

@@ -37,7 +37,7 @@ from ..protocol.shapes import check_result, tool_problem
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
-from ..tools._jsonable import jsonable_arguments
+from ..tools import jsonable_arguments
 from ..tools.validation import schema_check
 from ..transports.base import NeedsToolDefinitions, Serves, Transport
 from ..transports.memory import memory_pair
@@ -350,7 +350,7 @@ class Client(InputAnswers, TaskClientMixin):
         connection = self.connection
         if not connection.closed or not isinstance(self._target, str):
             return connection
-        from ..transports._http_common import SessionExpired
+        from ..transports.http_client import SessionExpired
 
         if not isinstance(connection.close_reason, SessionExpired):
             return connection  # closed for good: the request fails with the reason

@@ -5,6 +5,7 @@ Pure: no I/O beyond reading a file an ``Image(path=...)`` names, no servers. See
 
 from __future__ import annotations
 
+from ._jsonable import jsonable_arguments
 from .content import (
     Audio,
     EmbeddedResource,
@@ -37,6 +38,7 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "input_schema_for",
+    "jsonable_arguments",
     "make_tool",
     "output_schema_for",
     "paginate",

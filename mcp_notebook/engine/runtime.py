@@ -4,7 +4,8 @@ Jupyter's kernel already runs an asyncio loop, and each cell is its own task: a 
 cell and used or closed in another would cross tasks (and anyio-style cancel scopes). So connections live
 on a private loop in a daemon thread for their whole life. Synchronous callers hop there with
 :meth:`Runtime.run` (blocking, interruptible: Ctrl-C / kernel interrupt cancels the coroutine), async callers
-with :meth:`Runtime.run_async` (awaitable from any loop). This is the only module that knows about threads.
+with :meth:`Runtime.run_async` (awaitable from any loop). This thread is the one every connection lives on;
+the few other threads the package starts are listed in docs/architecture.md ("Threads").
 """
 
 from __future__ import annotations

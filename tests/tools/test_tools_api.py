@@ -25,6 +25,7 @@ def test_exported_members() -> None:
         "decode_cursor",
         "encode_cursor",
         "input_schema_for",
+        "jsonable_arguments",
         "make_tool",
         "output_schema_for",
         "paginate",

@@ -186,7 +186,7 @@ async def test_on_stop_a_listen_stream_ends_with_a_result_not_an_error() -> None
 
 
 def test_a_server_supplied_schema_is_bounded_in_depth_and_size() -> None:
-    from mcp_notebook.tools._validation import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, SchemaCheck
+    from mcp_notebook.tools.validation import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, SchemaCheck
 
     deep: dict[str, object] = {"type": "integer"}
     for _ in range(MAX_SCHEMA_DEPTH):

@@ -166,7 +166,7 @@ async def test_a_message_trace_exports_as_otlp_json(spans: Any) -> None:
 def test_mcp_trace_otlp_writes_a_file(shell: Any, tmp_path: Path) -> None:
     api = shell.user_ns["mcp"]
     api.connect("traced", app())
-    api._client("traced").call_tool("work")
+    api.calls.client("traced").call_tool("work")
     target = tmp_path / "session.otlp.json"
     said = shell.run_line_magic("mcp", f"trace traced --otlp {target}")
     assert str(target) in said and "OTLP/JSON" in said

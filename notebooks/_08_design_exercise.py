@@ -262,8 +262,8 @@ label off the list and a missing body are refused as tool errors; it is not read
 destroys nothing.
 """),
     code("""
-mcp.check(  # the checker never clicks Approve for you: create_issue is allowed since section 4
-
+# the checker never clicks Approve for you: create_issue is allowed since section 4
+mcp.check(
     "project.create_issue",
     samples=[
         (
@@ -279,6 +279,13 @@ mcp.check(  # the checker never clicks Approve for you: create_issue is allowed 
     required=["title", "body"],
     annotations={"readOnlyHint": False, "destructiveHint": False},
 )
+"""),
+    md("""
+The whole server, linted from what its calls really returned: no error and no warning (the notes are
+advice; `full_report` answered with a task, whose result came by `tasks/result`).
+"""),
+    code("""
+%mcp lint project
 """),
     md("""
 ## Your turn

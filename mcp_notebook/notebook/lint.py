@@ -395,6 +395,13 @@ TRACE_RULES: dict[str, TraceRule] = {
 }
 
 
+def _final(result: Mapping[str, Any]) -> bool:
+    """A tool's own answer, not a task handle (``{"task": ...}``, ``resultType: "task"``) or an MRTR step."""
+    if result.get("resultType", "complete") != "complete":
+        return False
+    return not ("task" in result and "content" not in result)
+
+
 def seen_calls(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[SeenCall]]:
     """The ``tools/call`` exchanges of a client's trace, by tool name."""
     pending: dict[str, tuple[str, Any, float | None]] = {}
@@ -414,6 +421,8 @@ def seen_calls(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[SeenCall]
         elif e.get("direction") == "in" and key in pending and "method" not in m:
             name, args, asked = pending.pop(key)
             result, error = m.get("result"), m.get("error")
+            if isinstance(result, Mapping) and not _final(result):
+                continue  # a task started (its result comes by tasks/result) or an MRTR step: not the answer
             seconds = t - asked if t is not None and asked is not None else None
             calls.setdefault(name, []).append(
                 SeenCall(

@@ -171,6 +171,22 @@ def test_seen_calls_pairs_requests_with_answers_by_id() -> None:
     ]
 
 
+def test_a_call_answered_as_a_task_is_not_a_result_without_structured_content() -> None:
+    """Workshop 08's full_report (taskSupport required) answers tools/call with a task handle; lint counted
+    it as a result holding only free text, an error in the workshop's own reference solution
+    (failed before)."""
+    entries = [
+        _entry("out", {"id": 1, "method": "tools/call", "params": {"name": "a"}}, 1.0),
+        _entry("in", {"id": 1, "result": {"task": {"taskId": "t1", "status": "working"}}}, 1.1),
+        _entry("out", {"id": 2, "method": "tools/call", "params": {"name": "a"}}, 2.0),
+        _entry("in", {"id": 2, "result": {"resultType": "task", "task": {"taskId": "t2"}}}, 2.1),
+        _entry("out", {"id": 3, "method": "tools/call", "params": {"name": "a"}}, 3.0),
+        _entry("in", {"id": 3, "result": {"content": [], "structuredContent": {"n": 1}}}, 3.2),
+    ]
+    calls = seen_calls(entries)["a"]
+    assert [c.result for c in calls] == [{"content": [], "structuredContent": {"n": 1}}]
+
+
 def test_lint_over_real_connections(shell: Any) -> None:
     mcp = shell.user_ns["mcp"]
 

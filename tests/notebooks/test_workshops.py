@@ -117,6 +117,7 @@ EXPECTED: dict[str, list[str]] = {
         "{'issues': 1, 'readme_lines': 4, 'verdict': 'tidy enough'}",  # the long report, run as a task
         "full_report  completed",  # ... listed by %mcp tasks
         "check of project.create_issue: PASS (12/12 points)",  # the design, checked
+        "project (trace): 0 error(s), 0 warning(s)",  # ... and the whole server passes its own lint
     ],
     "06_under_the_hood": [
         '<svg class="mcpnb-seq"',  # the trace as a sequence diagram

@@ -16,41 +16,7 @@ const RESERVED = "ui/notifications/sandbox-"; // proxy <-> host only: never rela
 // The view's srcdoc document inherits this document's policy (the policy container of about:srcdoc), so the
 // proxy carries the app's own policy (from the kernel: _meta.ui.csp, deny by default): the view gets what
 // its server declared, and its frame may navigate only to a declared frameDomains origin.
-const proxyDocument = (policy) => `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="${policy.replace(/[^A-Za-z0-9 :;/.*'_-]/g, "")}"><style>html,body{margin:0;padding:0;height:100%;overflow:hidden;background:transparent}iframe{border:0;width:100%;height:100%;display:block;background:transparent}</style></head><body><script>
-(() => {
-  const RESERVED = ${JSON.stringify(RESERVED)};
-  let view = null, loads = 0, left = false;
-  const toHost = (m) => parent.postMessage(m, "*");
-  addEventListener("message", (event) => {
-    const m = event.data;
-    if (event.source === parent) {
-      if (m && m.method === RESERVED + "resource-ready") {
-        if (view) return;
-        const p = m.params || {};
-        view = document.createElement("iframe");
-        view.className = "mcpnb-app-view";
-        view.setAttribute("sandbox", String(p.sandbox || "allow-scripts"));
-        if (p.allow) view.setAttribute("allow", String(p.allow));
-        view.addEventListener("load", () => {
-          loads += 1;
-          if (loads > 1 && !left) {
-            left = true;
-            toHost({ jsonrpc: "2.0", method: RESERVED + "view-left", params: {} });
-          }
-        });
-        view.srcdoc = String(p.html || "");
-        document.body.append(view);
-      } else if (view && !left && view.contentWindow) {
-        view.contentWindow.postMessage(m, "*");
-      }
-    } else if (view && !left && event.source === view.contentWindow) {
-      if (m && typeof m.method === "string" && m.method.startsWith(RESERVED)) return;
-      toHost(m);
-    }
-  });
-  toHost({ jsonrpc: "2.0", method: RESERVED + "proxy-ready", params: {} });
-})();
-<\/script></body></html>`;
+// (the document itself comes from the kernel: apps/proxy.html, in the proxy_html trait)
 const MIN_HEIGHT = 24;
 const MODES = ["inline", "fullscreen", "pip"];
 const MODE_STYLE = {
@@ -137,7 +103,7 @@ function render({ model, el }) {
   let nextId = 1;
   const pending = new Map();
 
-  // Two frames per document. The outer one is ours: a proxy document (proxyDocument) under the app's policy,
+  // Two frames per document. The outer one is ours: a proxy document (apps/proxy.html) under the app's policy,
   // so the view inside it cannot navigate to an undeclared origin (frame-src is the embedder's check, and a
   // sandboxed frame may navigate only itself). The proxy relays the bridge both ways and
   // closes it for good the moment the view's frame loads a second time (only about:blank can load there):
@@ -155,7 +121,7 @@ function render({ model, el }) {
     next.style.cssText = "width:100%;display:block;background:transparent;border:0";
     if (model.get("prefers_border")) next.style.border = "1px solid var(--jp-border-color1, #ccc)";
     next.style.height = `${model.get("height")}px`;
-    next.srcdoc = proxyDocument(model.get("policy"));
+    next.srcdoc = model.get("proxy_html");
     proxyReady = false;
     closed = false;
     pendingHtml = html;

@@ -32,7 +32,7 @@ from ..rendering.base import esc, json_pre, note_html, pre_html, wrap
 from ..rendering.views import TraceView, filter_bundle
 from . import APP_MIME, ui_meta
 from .app_tools import AppToolsMixin
-from .sandbox import SANDBOX, allow_attribute, csp_policy, prepare_document
+from .sandbox import SANDBOX, allow_attribute, csp_policy, prepare_document, proxy_document
 
 if TYPE_CHECKING:
     from ...engine.runtime import Runtime
@@ -116,6 +116,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
     width_override = t.Int(0).tag(sync=True)
     sandbox = t.Unicode(SANDBOX).tag(sync=True)
     policy = t.Unicode(csp_policy(None)).tag(sync=True)  # the proxy frame's CSP: the view inherits it
+    proxy_html = t.Unicode(proxy_document(csp_policy(None))).tag(sync=True)  # the proxy frame's document
     allow = t.Unicode("").tag(sync=True)
     prefers_border = t.Bool(False).tag(sync=True)
     height = t.Int(150).tag(sync=True)
@@ -185,6 +186,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
         )
         self.prefers_border = ui.get("prefersBorder") is True
         self.policy = csp_policy(csp)
+        self.proxy_html = proxy_document(self.policy)
         self.html = prepare_document(text, csp)
         self.status = ""
 

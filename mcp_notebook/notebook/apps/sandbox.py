@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from typing import Any
 
-__all__ = ["SANDBOX", "allow_attribute", "csp_policy", "prepare_document"]
+__all__ = ["SANDBOX", "allow_attribute", "csp_policy", "prepare_document", "proxy_document"]
 
 SANDBOX = "allow-scripts allow-forms"
 # an origin a policy may name: scheme://host[:port], host may start with *. ; nothing that ends a directive
@@ -52,6 +53,16 @@ def csp_policy(csp: Mapping[str, Any] | None) -> str:
         "object-src 'none'",
     ]
     return "; ".join(directives)
+
+
+_PROXY = resources.files(__package__).joinpath("proxy.html").read_text(encoding="utf-8")
+_POLICY_CHARS = re.compile(r"[^A-Za-z0-9 :;/.*'_-]")
+
+
+def proxy_document(policy: str) -> str:
+    """The proxy document (``proxy.html``: it hosts the view and relays the bridge) under ``policy``, which
+    its srcdoc view inherits; characters no policy of ours contains are dropped."""
+    return _PROXY.replace("__POLICY__", _POLICY_CHARS.sub("", policy))
 
 
 def allow_attribute(permissions: Mapping[str, Any] | None) -> str:

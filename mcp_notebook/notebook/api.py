@@ -184,8 +184,8 @@ class NotebookMCP(Browsing):
     def tool(self, fn: F | None = None, /, **options: Any) -> Any:
         """``@mcp.tool`` or ``@mcp.tool(name=..., annotations=...)``: a tool of the notebook's server.
 
-        ``app=HTML_or_path`` (with ``visibility=``, ``csp=``, ``permissions=``, ``uri=``) also serves an MCP
-        App for it: a ``ui://`` resource any Apps host renders when the tool is called."""
+        ``app=HTML_or_path`` (with ``visibility=``, ``csp=``, ``permissions=``, ``domain=``, ``uri=``) also
+        serves an MCP App for it: a ``ui://`` resource any Apps host renders when the tool is called."""
         if "app" not in options:
             return self.server.tool(fn, **options)
         from .apps.serve import add_app_tool

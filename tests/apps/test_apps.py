@@ -8,6 +8,9 @@ messages are the ones ``host.js`` sends, and what the kernel sends back is read 
 from __future__ import annotations
 
 import threading
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -454,3 +457,20 @@ def test_preview_a_file_with_a_fake_host_context(shell: Any, tmp_path: Path) -> 
     assert "ui/x" in preview.panel.value and "app → host" in preview.panel.value
     with pytest.raises(UsageError):
         shell.run_line_magic("mcp", f"app --preview {tmp_path / 'missing.html'}")
+
+
+def test_the_origin_server_serves_the_proxy_only_under_its_token() -> None:
+    """apps/origin.py: one loopback port per domain; the proxy document with the app's policy as a header;
+    anything else (another path, a wrong token) is 404."""
+    from mcp_notebook.notebook.apps.origin import origin_for
+
+    port, token = origin_for("a.example")
+    assert origin_for("a.example") == (port, token) and origin_for("b.example")[0] != port
+    policy = csp_policy({"connectDomains": ["https://api.example.com"]})
+    url = f"http://127.0.0.1:{port}/{token}/proxy?policy={urllib.parse.quote(policy)}"
+    with urllib.request.urlopen(url, timeout=WAIT) as response:
+        assert response.headers["Content-Security-Policy"] == policy
+        assert "proxy-ready" in response.read().decode()
+    for wrong in (f"/{token}x/proxy", "/proxy", f"/{token}/other"):
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}{wrong}", timeout=WAIT)

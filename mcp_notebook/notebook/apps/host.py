@@ -116,6 +116,7 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
     width_override = t.Int(0).tag(sync=True)
     sandbox = t.Unicode(SANDBOX).tag(sync=True)
     policy = t.Unicode(csp_policy(None)).tag(sync=True)  # the proxy frame's CSP: the view inherits it
+    origin = t.Unicode("").tag(sync=True)  # "PORT/TOKEN" of the kernel's proxy origin (apps/origin.py), or ""
     proxy_html = t.Unicode(proxy_document(csp_policy(None))).tag(sync=True)  # the proxy frame's document
     allow = t.Unicode("").tag(sync=True)
     prefers_border = t.Bool(False).tag(sync=True)
@@ -187,6 +188,12 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
         self.prefers_border = ui.get("prefersBorder") is True
         self.policy = csp_policy(csp)
         self.proxy_html = proxy_document(self.policy)
+        domain = ui.get("domain")
+        if isinstance(domain, str) and domain.strip():  # a real origin of its own (the front end decides)
+            from .origin import origin_for
+
+            port, token = origin_for(domain.strip())
+            self.origin = f"{port}/{token}"
         self.html = prepare_document(text, csp)
         self.status = ""
 

@@ -42,6 +42,7 @@ def add_app_tool(
     csp: Mapping[str, Any] | None = None,
     permissions: Mapping[str, Any] | None = None,
     prefers_border: bool | None = None,
+    domain: str | None = None,
     **options: Any,
 ) -> Tool:
     """Register ``fn`` as a tool whose app is ``app``, and the app as the resource ``uri``."""
@@ -58,6 +59,8 @@ def add_app_tool(
         resource_ui["permissions"] = dict(permissions)
     if prefers_border is not None:
         resource_ui["prefersBorder"] = prefers_border
+    if domain:
+        resource_ui["domain"] = domain  # a host gives the view an origin of its own (here: apps/origin.py)
     source = app_source(app)
     meta = {"ui": resource_ui} if resource_ui else None
 

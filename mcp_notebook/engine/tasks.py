@@ -126,6 +126,7 @@ class TaskManager:
         self._jobs: set[asyncio.Task[None]] = set()
         self._changed: dict[str, asyncio.Event] = {}
         self._follower: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the serving loop, once seen
         self._following = asyncio.Event()
 
     @property
@@ -141,6 +142,7 @@ class TaskManager:
 
     async def off_loop(self, work: Callable[[], T]) -> T:
         """Run a store call in a thread when the store blocks (SQLite), else right here."""
+        self._loop = asyncio.get_running_loop()
         if getattr(self.store, "blocking", False):
             return await asyncio.to_thread(work)
         return work()
@@ -288,6 +290,11 @@ class TaskManager:
             event.clear()
 
     def _poke(self, task_id: str) -> None:
+        loop = self._loop
+        if loop is not None and not _running_on(loop):  # a store call off the loop (check_lease in a thread)
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._poke, task_id)
+            return
         event = self._changed.get(task_id)
         if event is not None:
             event.set()
@@ -458,7 +465,7 @@ class TaskManager:
     def follow(self) -> None:
         """Start hearing other workers' changes on this loop, once (a store without events: nothing)."""
         events = getattr(self._store, "events", None)
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         if events is None or (
             self._follower is not None and not self._follower.done() and self._follower.get_loop() is loop
         ):
@@ -507,6 +514,13 @@ class TaskManager:
             running.cancel_event.set()  # a tool in a worker thread stops at its next check
         if jobs:
             await asyncio.wait(jobs, timeout=5)
+
+
+def _running_on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def _lapsed(record: TaskRecord, now: float) -> bool:

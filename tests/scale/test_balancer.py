@@ -32,7 +32,7 @@ from tests.scale._services import haproxy, worker
 pytestmark = pytest.mark.timeout(180)
 V = "2026-07-28"
 WAIT = 30.0
-LEASE = {"FIXTURE_LEASE_SECONDS": "2"}
+LEASE = {"FIXTURE_LEASE_SECONDS": "4"}  # renewed every second
 
 
 class Dropped(Exception):

@@ -69,6 +69,8 @@ def test_item2_serve_shows_its_block_once_and_the_token_nowhere(shell: Any, inte
         assert len(token) >= 32
         saved = json.dumps(shown)  # everything the cell's outputs hold, as a saved notebook would
         assert token not in saved and token[:12] not in saved
+        # not even its first characters (they were shown and saved before)
+        assert f"{token[:4]}…" not in json.dumps(shown, ensure_ascii=False)
         blocks = [o for o in shown if "Client configuration" in o["data"].get("text/plain", "")]
         assert len(blocks) == 1  # printed once, though the cell also returns the handle
         text = blocks[0]["data"]["text/plain"]

@@ -158,8 +158,9 @@ class ServingHandle:
     # ---- what a person sees: never the token (issue 11 item 2) ---------------------------------------------
     @property
     def masked_token(self) -> str:
-        """The token as shown: its first 4 characters, enough to tell two apart, not to use one."""
-        return f"{self.token[:4]}… ({len(self.token)} characters, hidden)"
+        """The token as shown: none of it (issue 19: its first 4 characters were shown and saved, and every
+        character given away makes a guess easier), only its length."""
+        return f"•••• ({len(self.token)} characters, hidden)"
 
     @property
     def shown_entry(self) -> dict[str, Any]:

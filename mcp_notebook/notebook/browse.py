@@ -151,6 +151,13 @@ class Browsing:
         result = self.calls.client(server).get_prompt(prompt, args)
         return BundleView(result, prompt_bundle(result, max_text=self.config.max_text), f"prompt {name}")
 
+    def task(self: Browsed, task_id: str, server: str | None = None) -> Any:
+        """A task's result by id, waiting until it is done (``%mcp task get``): this kernel's task, or an
+        earlier kernel's whose HTTP server the task book remembers; ``SERVER.ID`` or ``server`` names it."""
+        from .calls.tasks import get_task
+
+        return get_task(self.calls, task_id, server)
+
     def trace(
         self: Browsed,
         server: str | None = None,

@@ -45,6 +45,8 @@ def test_task_ids_survive_a_kernel_restart(
         assert [e["task"]["taskId"] for e in json.loads(book.read_text())["tasks"]] == [task_id]
         view = mcp(second, f"task get {task_id}")  # its server found by the book
         assert "slept 1" in view._repr_mimebundle_()["text/plain"]
+        again = second.user_ns["mcp"].task(task_id)  # the same from Python
+        assert "slept 1" in again._repr_mimebundle_()["text/plain"]
 
 
 def test_an_entry_goes_with_the_tasks_ttl(tmp_path: Path) -> None:

@@ -513,7 +513,9 @@ def _typed_dicts() -> dict[str, Any]:
 
 
 def test_all_lists_every_public_name() -> None:
-    public = {name for name in vars(t) if not name.startswith("_")}
+    # isidentifier: pytest rewrites this module (mcp-notebook ships a pytest11 plugin, so pytest marks the
+    # whole distribution for assertion rewriting) and adds "@py_builtins" and "@pytest_ar" to its globals
+    public = {name for name in vars(t) if name.isidentifier() and not name.startswith("_")}
     imported = {"annotations", "Any", "Literal", "Mapping", "TypeAlias", "TypedDict"}
     assert set(t.__all__) == public - imported
     assert len(t.__all__) == len(set(t.__all__))

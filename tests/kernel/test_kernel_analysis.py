@@ -96,7 +96,7 @@ def test_cancel_from_the_progress_bar_while_an_async_cell_awaits_the_batch(kerne
         "f = b.to_pandas()\n"
         "print('state:', b.state, 'rows:', len(f), 'not run:', int((f['status'] == 'not run').sum()))"
     )
-    seen = run_clicking(k, code, "Cancel call")
+    seen = run_clicking(k, code, "Cancel 40 calls")
     out = texts(seen)
     assert "state: cancelled" in out
     # one row per input row, those the cancel stopped marked "not run" (issue 19 item 4)

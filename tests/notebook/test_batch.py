@@ -17,6 +17,7 @@ from mcp_notebook import Server
 from mcp_notebook.engine.batch import BatchError
 from mcp_notebook.notebook.api import NotebookMCP
 from mcp_notebook.notebook.calls.handle import WIDGET_MIME, NotFinished
+from mcp_notebook.notebook.calls.widgets import ProgressView
 from tests.notebook.ipyshell import WAIT, api, published
 
 
@@ -75,6 +76,28 @@ def test_one_approval_for_the_whole_batch_then_a_frame_aligned_with_the_input(
     text = published(shell)[-1]["data"]["text/plain"]
     assert "4 calls to demo.score: 3 succeeded, 1 failed" in text and "table: 4 rows x 4 columns" in text
     assert [e.target for e in mcp.history()] == ["demo.score"]  # one entry in the history
+
+
+def test_the_batch_card_shows_the_rows_going_out_and_cancel_names_the_calls(
+    shell: Any, interactive: None
+) -> None:
+    """Issue 19: the batch's card showed no sample of what goes out and its Cancel said "Cancel call"
+    (both failed before)."""
+    mcp = api(shell)
+    mcp.connect("demo", scoring_server())
+    frame = pd.DataFrame(
+        {"x": [float(i) for i in range(50)], "weight": 2.0}, index=[f"r{i}" for i in range(50)]
+    )
+    handle = mcp.map("demo.score", frame)
+    card = handle._widgets["approval"].widget.children[0].value
+    assert "The first rows going out (arguments: weight, x)" in card
+    assert "<td>r0</td>" in card and "<td>r4</td>" in card and "<td>r5</td>" not in card
+    assert ProgressView(handle).cancel.description == "Cancel 50 calls"
+    streamed = mcp.map("demo.score", ({"x": float(i)} for i in range(3)))  # an iterator: not consumed
+    assert streamed.sample is None and ProgressView(streamed).cancel.description == "Cancel the batch"
+    handle.deny()
+    streamed.approve()
+    assert streamed.wait(WAIT).run.done == 3
 
 
 def test_deny_runs_nothing(shell: Any, interactive: None) -> None:

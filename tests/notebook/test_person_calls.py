@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from mcp_notebook import Context, Field
 from mcp_notebook.notebook.api import InvalidArguments, NotebookMCP
 from mcp_notebook.notebook.calls.handle import TERMINAL, TRANSITIONS
-from mcp_notebook.notebook.calls.widgets import ElicitationCard
+from mcp_notebook.notebook.calls.widgets import ApprovalCard, ElicitationCard
 from tests.notebook.ipyshell import WAIT, api, published, remote_server
 from tests.waiting import wait_until
 
@@ -26,6 +26,36 @@ def _sent_calls(mcp: NotebookMCP, server: str) -> list[Any]:
 
 
 # ---------------------------------------------------------------- the handle's states (issue 8 item 5)
+
+
+def test_a_destructive_tools_card_is_a_warning_without_always_allow(shell: Any, interactive: None) -> None:
+    """Issue 19: a destructive tool's card looked like any other and offered "Always allow" (failed
+    before); a read-only tool's card keeps all three buttons."""
+    mcp = api(shell)
+
+    @mcp.tool(annotations={"destructiveHint": True})
+    def wipe(folder: str) -> str:
+        """Delete a folder."""
+        return f"wiped {folder}"
+
+    @mcp.tool(annotations={"readOnlyHint": True})
+    def look(folder: str) -> str:
+        """List a folder."""
+        return folder
+
+    mcp.policy.set("local.look", "ask")  # the notebook's destructive tools ask by default
+    wipe_card = ApprovalCard(mcp.prepare("wipe", {"folder": "/tmp/x"}))
+    look_card = ApprovalCard(mcp.prepare("look", {"folder": "/tmp/x"}))
+    buttons = [b.description for b in wipe_card.widget.children[1].children]
+    assert buttons == ["Approve", "Deny"]
+    assert "may destroy or overwrite data" in wipe_card.widget.children[0].value
+    assert "solid" in str(wipe_card.widget.layout.border)
+    assert [b.description for b in look_card.widget.children[1].children] == [
+        "Approve",
+        "Deny",
+        "Always allow this tool",
+    ]
+    assert "may destroy" not in look_card.widget.children[0].value and not look_card.widget.layout.border
 
 
 def test_transitions_are_a_table_and_terminal_states_have_no_way_out() -> None:

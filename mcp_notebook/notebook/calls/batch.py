@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from itertools import islice
 from typing import Any
 
-from ...engine.batch import BatchError, BatchRun, OnError, RowOutcome
+from ...engine.batch import BatchError, BatchRun, OnError, RowOutcome, rows_of, single_argument
 from ..rendering.base import esc, label_html, note_html, wrap
 from ..rendering.table import table_parts
 from .handle import CallHandle
@@ -29,9 +30,16 @@ class BatchHandle(CallHandle):
     """A batch of calls of one tool: a :class:`CallHandle` (approval, progress, Cancel, ``await``) whose
     result is a summary; ``run`` holds every row's outcome and ``to_pandas()`` the table of them."""
 
-    def __init__(self, *, run: BatchRun, **options: Any) -> None:
+    def __init__(self, *, run: BatchRun, sample: list[dict[str, Any]] | None = None, **options: Any) -> None:
         self.run = run
+        #: the first rows going out, as the approval card shows them (None for a stream: not consumed)
+        self.sample = sample
         super().__init__(**options)
+
+    @property
+    def cancel_label(self) -> str:
+        """The Cancel button's words: what it stops ("Cancel 50 calls")."""
+        return f"Cancel {self.run.total} calls" if self.run.total is not None else "Cancel the batch"
 
     @property
     def label(self) -> str:
@@ -164,6 +172,7 @@ def prepare_batch(
 
     handle = BatchHandle(
         run=run,
+        sample=_sample(rows, count, target.definition),
         server=server,
         tool=tool,
         arguments=summary,
@@ -176,6 +185,21 @@ def prepare_batch(
     )
     calls.track(handle)
     return handle
+
+
+SAMPLE_ROWS = 5  # rows of the input the batch's approval card shows
+
+
+def _sample(rows: Any, count: int | None, tool_def: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
+    """The first rows' arguments, labelled, for the card; None for an input without a length (an iterator
+    would be consumed) or one the batch will refuse anyway."""
+    if count is None:
+        return None
+    try:
+        source, _ = rows_of(rows, single_argument(tool_def))
+        return [{"row": _label(label), **arguments} for label, arguments in islice(source, SAMPLE_ROWS)]
+    except Exception:  # the batch itself reports a bad input, with its reason
+        return None
 
 
 def _raise_if_asked(handle: BatchHandle) -> BatchHandle:

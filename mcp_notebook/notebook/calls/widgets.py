@@ -139,8 +139,15 @@ class ApprovalCard:
         ann = tool_def.get("annotations") if isinstance(tool_def.get("annotations"), Mapping) else {}
         title = tool_def.get("title") or (ann or {}).get("title") or handle.tool
         desc = tool_def.get("description") or ""
+        destructive = _destructive(ann or {})
+        warning = (
+            '<div class="mcpnb-bad"><b>⚠ This tool says it may destroy or overwrite data.</b> Check the '
+            'arguments; there is no "Always allow" for it.</div>'
+            if destructive
+            else ""
+        )
         head = (
-            f"<b>Approve a tool call?</b> <code>{esc(handle.label)}</code>"
+            warning + f"<b>Approve a tool call?</b> <code>{esc(handle.label)}</code>"
             f" on server <b>{esc(handle.server)}</b>"
             f"<div><b>{esc(title)}</b> — {esc(desc)}</div>"
             + _annotations_html(tool_def, handle.trusted)
@@ -150,6 +157,7 @@ class ApprovalCard:
             + '<details><summary class="mcpnb-note">as JSON</summary>'
             + code_block("arguments (JSON)", json_text(handle.arguments))
             + "</details>"
+            + _sample_html(getattr(handle, "sample", None))
         )
         self.output = w.Output()
         self.approve = _button("Approve", "success")
@@ -158,12 +166,31 @@ class ApprovalCard:
         self.approve.on_click(guarded(self.output, lambda: handle.approve(by="you")))
         self.deny.on_click(guarded(self.output, lambda: handle.deny(by="you")))
         self.always.on_click(guarded(self.output, lambda: handle.approve(always=True, by="you")))
-        self.widget = w.VBox(
-            [w.HTML(wrap(head)), w.HBox([self.approve, self.deny, self.always]), self.output]
-        )
+        buttons = [self.approve, self.deny] if destructive else [self.approve, self.deny, self.always]
+        self.widget = w.VBox([w.HTML(wrap(head)), w.HBox(buttons), self.output])
+        if destructive:  # styled as a warning: the frame of the whole card, not only its first line
+            self.widget.layout = w.Layout(border="2px solid var(--jp-warn-color0, #e65100)", padding="4px")
 
     def close(self) -> None:
         self.widget.close()
+
+
+def _destructive(annotations: Mapping[str, Any]) -> bool:
+    """The tool declares it may destroy data (destructiveHint true, and not read-only)."""
+    return annotations.get("destructiveHint") is True and annotations.get("readOnlyHint") is not True
+
+
+def _sample_html(sample: Any) -> str:
+    """A batch's first rows going out (their columns are the arguments of each call)."""
+    if not sample:
+        return ""
+    from ..rendering.table import table_parts
+
+    table = table_parts(list(sample))
+    if table is None:
+        return ""
+    columns = sorted({key for row in sample for key in row if key != "row"})
+    return f"<div>The first rows going out (arguments: {esc(', '.join(columns))}):</div>" + table[0]
 
 
 # ------------------------------------------------------------------------------------------------ progress
@@ -176,7 +203,8 @@ class ProgressView:
         self.output = w.Output()
         self.label = w.HTML(f"running <code>{esc(handle.label)}</code>…")
         self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, layout=w.Layout(visibility="hidden"))
-        self.cancel = _button("Cancel call", "warning", "stop the call: sends notifications/cancelled")
+        words = str(getattr(handle, "cancel_label", "Cancel call"))  # a batch: "Cancel 50 calls"
+        self.cancel = _button(words, "warning", "stop the call: sends notifications/cancelled")
         self.cancel.on_click(guarded(self.output, handle.cancel))
         self._label = handle.label
         self.widget = w.VBox([w.HBox([self.label, self.cancel]), self.bar, self.output])

@@ -86,6 +86,8 @@ async def test_a_listen_stream_on_one_worker_hears_another(tmp_path: Path, redis
                 ack = await asyncio.wait_for(anext(events), WAIT)
                 assert ack["method"] == "notifications/subscriptions/acknowledged"
                 assert ack["params"]["notifications"]["taskIds"] == [task_id]
+                now = await asyncio.wait_for(anext(events), WAIT)  # the catch-up: the state as it is
+                assert now["params"]["taskId"] == task_id and now["params"]["status"] == "working"
                 await client.call(a, "tasks/cancel", {"taskId": task_id})  # on A; B's stream hears it
                 heard = await asyncio.wait_for(anext(events), WAIT)
     assert heard["method"] == "notifications/tasks"

@@ -106,6 +106,15 @@ def test_deny_runs_nothing(shell: Any, interactive: None) -> None:
     handle = mcp.map("demo.score", [{"x": 1.0}] * 3)
     handle._widgets["approval"].deny.click()
     assert handle.state == "denied" and tool_calls(mcp, "demo") == 0
+    # issue 19: a Deny is a choice, shown as one, not in a failure's red frame (failed before)
+    shown = handle._repr_mimebundle_()
+    assert (
+        "mcpnb mcpnb-error" not in shown["text/html"]
+        and "denied: <b>3 calls to demo.score</b>" in shown["text/html"]
+    )
+    assert shown["text/plain"].startswith(
+        "denied: 3 calls to demo.score\nThe call to 3 calls to demo.score was"
+    )
 
 
 def test_headless_allowed_batch_blocks_until_done_and_on_error_raise_raises(shell: Any) -> None:

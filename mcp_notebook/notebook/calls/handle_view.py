@@ -6,6 +6,7 @@ export, GitHub's viewer and a terminal show, and it is also the fallback inside 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...auth.redact import redact
@@ -55,7 +56,14 @@ __all__ = ["call_bundle"]
 def call_bundle(handle: ShownCall) -> dict[str, str]:
     """What a saved notebook, an export or a terminal shows of a call, in each state."""
     state = handle.state
-    if state in ("done", "denied") and handle.result is not None:
+    if state == "denied":
+        # a person's (or a rule's) choice, shown as one: not in the red frame of a failure (issue 19)
+        said = _text_of(handle.result) or f"The call to {handle.label} was denied."
+        return {
+            "text/html": wrap(label_html(f"denied: <b>{esc(handle.label)}</b>") + f"<div>{esc(said)}</div>"),
+            "text/plain": f"denied: {handle.label}\n{said}",
+        }
+    if state == "done" and handle.result is not None:
         out_schema = (handle.tool_def or {}).get("outputSchema")
         bundle = result_bundle(
             handle.result,
@@ -141,3 +149,11 @@ def _cancelled_bundle(handle: ShownCall) -> dict[str, str]:
         sent = "tasks/cancel" if handle.task is not None else "notifications/cancelled"
         line += f" {sent} was sent; the server may have done part of the work."
     return {"text/html": wrap(label_html(esc(line))), "text/plain": line}
+
+
+def _text_of(result: Mapping[str, Any] | None) -> str:
+    content = (result or {}).get("content")
+    blocks = content if isinstance(content, list) else []
+    return " ".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+    )

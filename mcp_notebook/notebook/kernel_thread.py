@@ -195,6 +195,26 @@ class _Capture:
     def output(self) -> ToolOutput:
         return ToolOutput(self.stdout.getvalue(), self.stderr.getvalue(), list(self.displays))
 
+    def returned(self, value: Any) -> Any:
+        """Forget the inline display of a figure the tool *returned*: flushing the inline backend showed
+        it as "<Figure size ...>", a stray log line under a result that is that figure (issue 19)."""
+        figure = _figure_of(value)
+        if figure is not None:
+            shown = repr(figure)
+            self.displays = [d for d in self.displays if d.get("text/plain") != shown]
+        return value
+
+
+def _figure_of(value: Any) -> Any:
+    """The matplotlib Figure a value is (or an Axes belongs to), else None; matplotlib is never imported."""
+    figure_module = sys.modules.get("matplotlib.figure")
+    if figure_module is None:
+        return None
+    if isinstance(value, figure_module.Figure):
+        return value
+    figure = getattr(value, "figure", None) if type(value).__module__.startswith("matplotlib.axes") else None
+    return figure if isinstance(figure, figure_module.Figure) else None
+
 
 def _flush_inline_figures() -> None:
     # The inline backend shows pending figures after each *cell*; a tool is no cell, so flush them here,
@@ -224,7 +244,7 @@ class _CapturedCoroutine:
                 with self._capture.active():
                     yielded = steps.throw(error) if error is not None else steps.send(send)
             except StopIteration as stop:
-                return stop.value
+                return self._capture.returned(stop.value)
             send, error = None, None
             try:
                 send = yield yielded
@@ -426,6 +446,7 @@ class KernelThread:
         capture = _Capture(self.shell)
         with capture.active():
             value = fn()
+        capture.returned(value)
         return value, capture.output()
 
     async def _route(self, output: ToolOutput) -> None:

@@ -29,6 +29,8 @@ SETUP = '''
 %load_ext mcp_notebook
 import asyncio, os, threading, time
 from IPython.display import display
+import matplotlib.pyplot as plt
+%matplotlib inline
 
 KERNEL_LOOP = asyncio.get_running_loop()
 G = 41
@@ -45,6 +47,13 @@ def chatty(word: str) -> str:
     print("printed by the tool:", word)
     display({"text/plain": f"displayed by the tool: {word}"}, raw=True)
     return word.upper()
+
+@mcp.tool
+def bars(n: int) -> "plt.Figure":
+    """A bar chart (a figure returned: an image result, no stray display)."""
+    fig, ax = plt.subplots(figsize=(2, 1), dpi=40)
+    ax.bar([str(i) for i in range(n)], range(n))
+    return fig
 
 @mcp.tool
 def phase() -> str:
@@ -106,6 +115,22 @@ def test_print_and_display_go_to_the_console_and_the_client_not_a_cell(
         and "printed by the tool: hi" in console
         and "displayed by the tool: hi" in console
     )
+
+
+def test_a_returned_figure_is_the_result_not_a_stray_figure_log_line(
+    nb: Kernel, served: dict[str, Any], runtime: Runtime
+) -> None:
+    """Issue 19: under every figure result the client's log (and the console) got "<Figure size ...>",
+    the inline backend's display of the very figure the tool returned (failed before)."""
+    logs: list[dict[str, Any]] = []
+    with connect(
+        served["url"], headers=served["headers"], runtime=runtime, logging_handler=logs.append
+    ) as client:
+        result = client.call_tool("bars", {"n": 3})
+    assert [block["type"] for block in result["content"]] == ["image"]
+    assert not [m for m in logs if "<Figure size" in str(m.get("data"))], logs
+    console = nb.run("print(h.console.text())").stdout
+    assert "bars" in console and "<Figure size" not in console
 
 
 def test_the_self_call_does_not_deadlock(nb: Kernel) -> None:

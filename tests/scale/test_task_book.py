@@ -34,14 +34,15 @@ def test_task_ids_survive_a_kernel_restart(
         task_id = until("the task is created", lambda: handle.task)["taskId"]
         assert stat.S_IMODE(book.stat().st_mode) == 0o600
         assert [e["task"]["taskId"] for e in json.loads(book.read_text())["tasks"]] == [task_id]
-        stale = {"taskId": "gone-after-a-server-restart", "status": "working", "ttl": 60_000}
-        TaskFile(book).note(url, "slow", {**stale, "createdAt": "2099-01-01T00:00:00Z"})
+        for stale in ("working", "completed"):  # tasks of another server once at this URL
+            entry = {"taskId": f"unknown-{stale}", "status": stale, "ttl": 60_000}
+            TaskFile(book).note(url, "slow", {**entry, "createdAt": "2099-01-01T00:00:00Z"})
 
         second = shell_factory()  # the restarted kernel: nothing in memory
         second.user_ns["mcp"].connect("w", url)
         rows = mcp(second, "tasks").rows
         assert [(r["server"], r["task"], r["tool"]) for r in rows] == [("w", task_id, "slow")]
-        # the server did not know the stale one: the book forgot it
+        # the server did not know the stale ones, finished or not: the book forgot them
         assert [e["task"]["taskId"] for e in json.loads(book.read_text())["tasks"]] == [task_id]
         view = mcp(second, f"task get {task_id}")  # its server found by the book
         assert "slept 1" in view._repr_mimebundle_()["text/plain"]

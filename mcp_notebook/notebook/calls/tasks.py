@@ -76,6 +76,11 @@ class TaskBook:
             if self._file is not None and url is not None:
                 self._file.note(url, tool, task)
 
+    def started_here(self, server: str, task_id: str) -> bool:
+        """Whether this kernel's calls started the task (not only the file knows it)."""
+        with self._lock:
+            return (server, task_id) in self._tasks
+
     def forget(self, server: str, task_id: str) -> None:
         """The server no longer knows the task."""
         with self._lock:
@@ -131,7 +136,9 @@ def list_tasks(calls: TaskCalls, server: str | None = None) -> TableView:
     notes: list[str] = []
     for name, tool, task in book.entries(server, calls.connections.names()):
         client = calls.client(name)
-        if task.get("status") not in TERMINAL:
+        # a task from the file is asked about even when it had ended: the server at that URL now may be
+        # another one (a port used again), and one that does not know the task makes the book forget it
+        if task.get("status") not in TERMINAL or not book.started_here(name, str(task.get("taskId"))):
             try:
                 task = client.runtime.run(client.aio.get_task(str(task["taskId"])))
                 book.note(name, tool, task)

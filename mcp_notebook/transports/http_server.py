@@ -81,7 +81,8 @@ class StreamableHTTPServer:
     names accepted in ``Host`` (with our port) and ``Origin`` (any port); ``"*"`` accepts every Host.
     ``allowed_origins``: more exact origins. ``limits``: every bound (:class:`~.http_limits.HTTPLimits`);
     ``limiter``: your own rate limiter (tests give it a clock).
-    ``json_response``: answer requests with one JSON body instead of an SSE stream.
+    ``json_response``: answer requests with one JSON body instead of an SSE stream (a 2026-07-28
+    ``subscriptions/listen`` still gets its SSE stream: that stream is its answer).
     ``sse_polling`` (2025-11-25, SEP-1699): every stream starts with a priming event (an id, empty data and
     ``retry: sse_retry_ms``), and a request's stream is closed when its answer takes longer than
     ``sse_poll_seconds``; the client resumes it with GET + ``Last-Event-ID``.
@@ -412,7 +413,10 @@ class StreamableHTTPServer:
         session.task = asyncio.get_running_loop().create_task(
             self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
         )
-        stream = session.open_request(message, json_mode=self.json_response)
+        # A listen request's answer IS a stream (basic/patterns/subscriptions: "the POST response is a
+        # long-lived SSE stream"), so it gets SSE even from a server that answers other requests in JSON.
+        json_mode = self.json_response and message.method != "subscriptions/listen"
+        stream = session.open_request(message, json_mode=json_mode)
         stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
         self._modern.add(session)  # so that stop() answers it like a legacy session's requests
         session.inbox.put_nowait(text)

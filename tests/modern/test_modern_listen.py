@@ -21,6 +21,7 @@ import pytest
 from mcp_notebook import Client
 from mcp_notebook.engine import modern_client
 from mcp_notebook.protocol import modern
+from mcp_notebook.transports.http_server import StreamableHTTPServer
 from tests.modern._fixture import server
 from tests.modern.test_modern_client import ANSWERS, FIXTURE, KINDS, LEGACY_STDIO, WAIT, http_url, sent
 
@@ -197,3 +198,27 @@ async def test_the_era_is_remembered_per_command_and_origin(tmp_path: Path) -> N
         async with Client(url, timeout=WAIT) as client:
             assert client.is_modern
         assert modern_client.remembered_era(url) == "modern"
+
+
+@pytest.mark.timeout(45)
+async def test_a_json_response_server_still_streams_the_listen_answer() -> None:
+    """A server answering in JSON (``json_response=True``) still answers subscriptions/listen with its SSE
+    stream (subscriptions: "the POST response is a long-lived SSE stream"). Before: the acknowledgement
+    had no stream to travel on, and connect waited out the client's whole timeout (60 s) for it."""
+    heard = Heard()
+    http = StreamableHTTPServer(server, json_response=True)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        # the client's own timeout stays 60 s: connect must not wait for it
+        client = await asyncio.wait_for(Client(url, timeout=60, notification_handler=heard).connect(), WAIT)
+        try:
+            assert client.is_modern
+            assert client.subscriptions.listening_for("toolsListChanged")
+            assert (await client.call_tool("add", {"a": 2, "b": 3}))["structuredContent"] == {"result": 5}
+            await client.call_tool("toggle_tool")
+            await heard.wait_for("notifications/tools/list_changed")
+            await client.call_tool("toggle_tool")  # back as it was
+        finally:
+            await client.aclose()
+    finally:
+        await http.stop()

@@ -97,10 +97,7 @@ async def test_each_message_of_a_tools_call_is_decoded_once(
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append(done)
 
-    # listen=False over JSON-only HTTP: a modern client's subscriptions/listen there holds its connect for
-    # the client's whole timeout (60 s; found here, reported to issue 18's listen-stream work)
-    listen = arm != "http-json"
-    async with ARMS[arm](server) as target, Client(target, era=era, listen=listen) as client:
+    async with ARMS[arm](server) as target, Client(target, era=era) as client:
         for _ in range(3):  # warm: the era probe, tools/list, ... are not per call
             await client.call_tool(tool, arguments, progress_callback=on_progress if sse else None)
         decodes = Decodes(monkeypatch)

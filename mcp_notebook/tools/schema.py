@@ -95,6 +95,17 @@ def _reject_variadic(fn: Callable[..., Any], param: inspect.Parameter) -> None:
         )
 
 
+def _explicit_description(hint: Any) -> bool:
+    """``Annotated[T, "words"]`` or ``Annotated[T, Field(description=...)]``: the parameter's own words."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return False
+    return any(
+        isinstance(item, str)
+        or (not isinstance(item, type) and isinstance(getattr(item, "description", None), str))
+        for item in hint.__metadata__
+    )
+
+
 def _param_schema(
     builder: SchemaBuilder, fn: Callable[..., Any], param: inspect.Parameter, hint: Any, doc: str | None
 ) -> Schema:
@@ -102,8 +113,9 @@ def _param_schema(
         schema = builder.schema(hint)
     except UnsupportedType as exc:
         raise TypeError(f"{_fn_name(fn)}: parameter {param.name!r} has an {exc}") from exc
-    # an explicit Annotated description (already in schema) wins over the docstring
-    if doc and "description" not in schema:
+    # an explicit Annotated description wins over the docstring; the docstring wins over what a type says
+    # of itself (a DataFrame's "Table rows: ..."), which replaced the parameter's own words (issue 19)
+    if doc and ("description" not in schema or not _explicit_description(hint)):
         schema["description"] = doc
     if param.default is not inspect.Parameter.empty:
         default = json_default(param.default)

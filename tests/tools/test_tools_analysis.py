@@ -347,3 +347,32 @@ async def test_categorical_columns_and_a_dtype_given_as_metadata() -> None:
     }
     refused = await call(levels, {"df": [{"kind": "medium", "n": 1}], "x": []})
     assert refused["isError"] is True and "medium" in text_of(refused)
+
+
+def test_a_dataframe_parameter_keeps_its_own_description() -> None:
+    """Issue 19: the docstring's words for a DataFrame parameter were replaced by the type's generic
+    "Table rows: ..." (failed before); an explicit Annotated description still wins over the docstring."""
+
+    class Reading(TypedDict):
+        city: str
+        temp: float
+
+    def summarize(
+        readings: Annotated[pd.DataFrame, Reading],
+        extra: pd.DataFrame,
+        labelled: Annotated[pd.DataFrame, "Rows chosen by hand."],
+    ) -> int:
+        """Summarize.
+
+        Args:
+            readings: One row per reading: city, temp (°C).
+            extra: More rows.
+            labelled: The docstring's words, overridden.
+        """
+        return 0
+
+    properties = make_tool(summarize).input_schema["properties"]
+    assert properties["readings"]["description"] == "One row per reading: city, temp (°C)."
+    assert properties["readings"]["items"] == {"$ref": "#/$defs/Reading"}  # the row type stays
+    assert properties["extra"]["description"] == "More rows."
+    assert properties["labelled"]["description"] == "Rows chosen by hand."

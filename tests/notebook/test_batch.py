@@ -127,6 +127,20 @@ def test_headless_allowed_batch_blocks_until_done_and_on_error_raise_raises(shel
         mcp.map("demo.score", FRAME, on_error="raise", concurrency=1)
 
 
+def test_the_preview_names_the_failed_rows_past_the_first_rows_shown(shell: Any) -> None:
+    """Issue 19: the batch's preview showed the first 10 rows, hiding which later rows failed (failed
+    before: no row named)."""
+    mcp = api(shell)
+    mcp.connect("demo", scoring_server())
+    mcp.policy.set("demo.score", "allow")
+    frame = pd.DataFrame({"x": [-1.0 if i in (25, 31) else float(i) for i in range(40)]})
+    handle = mcp.map("demo.score", frame, concurrency=4)
+    shown = handle._repr_mimebundle_()
+    assert "failed rows: 25: " in shown["text/plain"] and "; 31: " in shown["text/plain"]
+    assert "must not be negative" in shown["text/plain"].split("failed rows:")[1]
+    assert "failed rows: 25: " in shown["text/html"]
+
+
 async def test_progress_bar_with_eta_and_cancel_keeps_the_finished_rows(
     shell: Any, interactive: None
 ) -> None:

@@ -72,6 +72,10 @@ class BatchHandle(CallHandle):
         table = table_parts(rows)
         html = label_html(f"<b>{esc(summary)}</b>")
         text = summary
+        failed = _failed_rows(self.run)
+        if failed:  # the table shows the first rows only: say which rows failed, wherever they are
+            html += f'<div class="mcpnb-bad">{esc(failed)}</div>'
+            text += f"\n{failed}"
         if table is not None:
             html, text = html + table[0], f"{text}\n{table[1]}"
         html += note_html("handle.to_pandas() gives every row as a DataFrame aligned with the input")
@@ -79,6 +83,19 @@ class BatchHandle(CallHandle):
             "text/html": wrap(html, error=self.run.failed > 0 and self.run.failed == self.run.done),
             "text/plain": text,
         }
+
+
+FAILED_SHOWN = 10  # failed rows named in a batch's preview
+
+
+def _failed_rows(run: BatchRun) -> str:
+    """'failed rows: x, q, ... (12 in all)', each with its error; empty when every row succeeded."""
+    failed = [o for o in run.ordered() if not o.ok]
+    if not failed:
+        return ""
+    named = "; ".join(f"{_label(o.label)}: {o.error}" for o in failed[:FAILED_SHOWN])
+    more = f" ... ({len(failed)} in all; handle.failures has them)" if len(failed) > FAILED_SHOWN else ""
+    return f"failed rows: {named}{more}"
 
 
 def _declared_columns(tool_def: Mapping[str, Any] | None) -> list[str]:

@@ -37,6 +37,20 @@ def test_notebooks_are_built_from_build_py() -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_the_lab_config_turns_the_news_plugin_off() -> None:
+    """Issue 19: `bash scripts/lab` opened with JupyterLab's "receive official Jupyter news?" toast. Its
+    config directory (JUPYTER_CONFIG_PATH, as scripts/lab exports it) disables the announcements plugin in
+    the page config every JupyterLab page reads (failed before: no page config)."""
+    assert 'JUPYTER_CONFIG_PATH="$PWD/jupyter-config' in (ROOT / "scripts" / "lab").read_text()
+    code = (
+        "from jupyterlab_server.config import get_static_page_config as g; print(g()['disabledExtensions'])"
+    )
+    env = {**os.environ, "JUPYTER_CONFIG_PATH": str(ROOT / "jupyter-config")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "'@jupyterlab/apputils-extension:announcements': True" in done.stdout
+
+
 @pytest.mark.parametrize("name", ["quickstart"])
 def test_notebook_runs_headless(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "1")

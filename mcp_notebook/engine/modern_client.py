@@ -186,6 +186,11 @@ class Subscription:
                     "subscriptions/listen", {"notifications": self.wanted}, timeout=None, on_id=self._on_id
                 )
                 reason = "the server ended the stream"
+                if not acked_before and not self.acknowledged.is_set():
+                    # Answered without the acknowledgement that MUST come first (e.g. one JSON body from a
+                    # server that keeps no stream): it does not listen; asking again would not help.
+                    self._fail(RemoteProtocolError("the server answered without acknowledging: no stream"))
+                    return
             except ConnectionClosedError as exc:
                 self._fail(exc)
                 return
@@ -239,6 +244,7 @@ class Subscriptions:
         self._extra: dict[str, list[Any]] = {}  # list filter fields -> values (resourceSubscriptions...)
         self._by_id: dict[RequestId, Subscription] = {}
         self.current: Subscription | None = None
+        self.failure: BaseException | None = None  # why the last listen stream could not be opened
         self._lock = asyncio.Lock()
         self._on_missed: list[Callable[[], None]] = []
 
@@ -346,9 +352,15 @@ class Subscriptions:
                 sub.error = TimeoutError("no acknowledgement of subscriptions/listen in time")
             if sub.error is not None:
                 await sub.close()
+                self.failure = sub.error
                 self.client.trace.record("note", f"subscriptions/listen failed: {sub.error}")
-                log.info("%s: subscriptions/listen failed: %s", self.client.name, sub.error)
+                log.warning(
+                    "%s: subscriptions/listen failed, no change notifications: %s",
+                    self.client.name,
+                    sub.error,
+                )
                 return None
+            self.failure = None
             self.current = sub
             if old is not None:
                 await old.close()

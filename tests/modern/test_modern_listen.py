@@ -12,11 +12,15 @@ Spec: basic/patterns/subscriptions, basic/versioning#era-detection, server/utili
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 
 from mcp_notebook import Client
 from mcp_notebook.engine import modern_client
@@ -221,4 +225,55 @@ async def test_a_json_response_server_still_streams_the_listen_answer() -> None:
         finally:
             await client.aclose()
     finally:
+        await http.stop()
+
+
+@pytest.mark.timeout(45)
+async def test_a_listen_answered_in_json_without_an_ack_is_given_up_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server that answers subscriptions/listen with one JSON body and no acknowledgement does not listen:
+    the client connects without a stream, says so (a warning, ``subscriptions.failure``) and asks once.
+    Before: it asked again five times (a server ending an acknowledged stream is listened to again)."""
+    http = StreamableHTTPServer(server)
+    upstream = await http.start("127.0.0.1", 0)
+
+    async def forward(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        message = json.loads(body)
+        if message.get("method") == "subscriptions/listen":
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"resultType": "complete"}}
+            return web.json_response(answer)
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")}
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(upstream, data=body, headers=headers) as resp,
+        ):
+            text = await resp.read()
+            return web.Response(body=text, status=resp.status, content_type=resp.content_type)
+
+    app = web.Application()
+    app.router.add_post("/mcp", forward)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        with caplog.at_level(logging.WARNING, logger="mcp_notebook.engine.client"):
+            client = await asyncio.wait_for(
+                Client(f"http://127.0.0.1:{port}/mcp", timeout=60).connect(), WAIT
+            )
+        try:
+            assert client.is_modern
+            assert client.subscriptions.current is None
+            assert not client.subscriptions.listening_for("toolsListChanged")
+            assert "without acknowledging" in str(client.subscriptions.failure)
+            assert "subscriptions/listen failed" in caplog.text
+            assert len([m for m in sent(client) if m.get("method") == "subscriptions/listen"]) == 1
+            assert (await client.call_tool("add", {"a": 2, "b": 3}))["structuredContent"] == {"result": 5}
+        finally:
+            await client.aclose()
+    finally:
+        await runner.cleanup()
         await http.stop()

@@ -57,11 +57,11 @@ def _rows(bundle: dict[str, str]) -> list[list[str]]:
                 self.rows.append([])
             elif tag == "td" and self.rows:
                 self.rows[-1].append("")
-            elif tag == "details":
+            elif tag in ("details", "button"):
                 self.depth += 1
 
         def handle_endtag(self, tag: str) -> None:
-            if tag == "details":
+            if tag in ("details", "button"):
                 self.depth -= 1
 
         def handle_data(self, data: str) -> None:
@@ -115,6 +115,17 @@ def test_trace_rows_keep_their_columns_when_a_message_opens() -> None:
     html = trace_bundle([entry])["text/html"]
     assert "table-layout:fixed" in html and "<colgroup>" in html
     assert "A" * 1_000 not in html and "50,005 characters" in html
+
+
+def test_every_trace_row_has_a_copy_button_for_its_json() -> None:
+    """Issue 19: trace rows had no Copy (failed before). Each message's Copy copies the <pre> of its own
+    row (the button and the JSON share one .mcpnb-copyable)."""
+    html = trace_bundle(TRACE)["text/html"]
+    rows = html.split("<tbody>")[1].split("<tr>")[1:]
+    assert len(rows) == len(TRACE)
+    for row in rows:
+        assert row.count('class="mcpnb-copy"') == 1 and row.count('class="mcpnb-copyable"') == 1
+        assert row.index('class="mcpnb-copyable"') < row.index('mcpnb-copy"') < row.index("<pre")
 
 
 def test_trace_plain_text_lines() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from mcp_notebook.notebook.rendering.base import esc, json_text, one_line, truncate_note, wrap
+from mcp_notebook.notebook.rendering.base import copy_button, esc, json_text, one_line, truncate_note, wrap
 
 __all__ = ["trace_bundle"]
 
@@ -235,7 +235,11 @@ def _json_details(message: object, max_json: int) -> str:
     if len(text) > max_json:
         note = truncate_note(max_json, len(text))
         text = text[:max_json]
-    return f'<details><summary>JSON</summary><pre class="mcpnb-pre">{esc(text)}</pre>{note}</details>'
+    # Copy beside each message (issue 19: trace rows had none), copying the JSON as shown
+    return (
+        f'<div class="mcpnb-copyable"><span style="float:right">{copy_button()}</span>'
+        f'<details><summary>JSON</summary><pre class="mcpnb-pre">{esc(text)}</pre>{note}</details></div>'
+    )
 
 
 def trace_bundle(

@@ -6,7 +6,7 @@ answer the approval cards (the notebooks explain that in their own words). Each 
 kernel, a bounded time per cell, and its kernel is shut down however the run ends (nbclient's
 ``execute`` owns the kernel and cleans it up in a ``finally``). The quickstart runs in
 ``tests/browser/test_notebooks.py``, next to the check that the committed notebooks are what
-``notebooks/_build.py`` writes, so neither is repeated here.
+``notebooks/src/_build.py`` writes, so neither is repeated here.
 """
 
 from __future__ import annotations
@@ -173,6 +173,13 @@ def shown(notebook: Any) -> str:
             if "application/vnd.jupyter.widget-view+json" in data:
                 parts.append("application/vnd.jupyter.widget-view+json")
     return "\n".join(parts)
+
+
+def test_the_notebooks_folder_shows_notebooks_first() -> None:
+    """Issue 19: Jupyter's file browser listed the generator's ``_*.py`` files above the notebooks; they
+    live in notebooks/src/ (failed before: eleven .py files beside the notebooks)."""
+    assert sorted(path.name for path in NOTEBOOKS.glob("*.py")) == []
+    assert (NOTEBOOKS / "src" / "_build.py").is_file()
 
 
 def test_every_workshop_has_checks() -> None:

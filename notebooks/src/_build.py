@@ -1,9 +1,10 @@
 """Write the workshop notebooks from their cell lists, outputs cleared, so they stay reviewable.
 
-The quickstart's cells are below; each workshop's are in ``_NN_<name>.py`` next to this file.
+The quickstart's cells are below; each workshop's are in ``_NN_<name>.py`` next to this file, in
+``notebooks/src/`` (so that a person opening ``notebooks/`` in Jupyter sees the notebooks, not these).
 
-Usage: python notebooks/_build.py          (write them)
-       python notebooks/_build.py --check  (exit 1 if a notebook differs from what this file says)
+Usage: python notebooks/src/_build.py          (write them)
+       python notebooks/src/_build.py --check  (exit 1 if a notebook differs from what this file says)
 
 Cell ids are fixed (``<notebook>-<n>``), so rebuilding an unchanged notebook changes no byte.
 """
@@ -28,7 +29,7 @@ from _08_design_exercise import CELLS as DESIGN_EXERCISE
 from _09_prototype_to_package import CELLS as PROTOTYPE_TO_PACKAGE
 from _cells import Cell, code, md
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent  # notebooks/: the generator lives in notebooks/src/
 
 
 QUICKSTART: list[Cell] = [
@@ -212,7 +213,7 @@ def main() -> int:
             path.write_text(text)
             print(f"wrote {path.relative_to(HERE.parent)}")
     if stale:
-        print(f"out of date: {', '.join(stale)}; run: python notebooks/_build.py", file=sys.stderr)
+        print(f"out of date: {', '.join(stale)}; run: python notebooks/src/_build.py", file=sys.stderr)
         return 1
     return 0
 

@@ -12,6 +12,8 @@ Cell ids are fixed (``<notebook>-<n>``), so rebuilding an unchanged notebook cha
 from __future__ import annotations
 
 import argparse
+import json
+import platform
 import sys
 from pathlib import Path
 
@@ -190,13 +192,31 @@ def build(name: str, cells: list[Cell]) -> str:
         "display_name": "Python 3 (ipykernel)",
         "language": "python",
     }
-    notebook.metadata["language_info"] = {"name": "python"}
+    # ipykernel's whole language_info, version included: JupyterLab writes the running kernel's into the
+    # notebook and marks it modified unless it is already there (issue 19: the quickstart opened
+    # "modified"). The version is the building Python's (scripts/setup.sh's); --check ignores it.
+    notebook.metadata["language_info"] = {
+        "codemirror_mode": {"name": "ipython", "version": 3},
+        "file_extension": ".py",
+        "mimetype": "text/x-python",
+        "name": "python",
+        "nbconvert_exporter": "python",
+        "pygments_lexer": "ipython3",
+        "version": platform.python_version(),
+    }
     for number, (kind, source) in enumerate(cells, start=1):
         cell = nbformat.v4.new_markdown_cell(source) if kind == "md" else nbformat.v4.new_code_cell(source)
         cell["id"] = f"{name}-{number}"
         notebook.cells.append(cell)
     nbformat.validate(notebook)
     return nbformat.writes(notebook) + "\n"
+
+
+def _unversioned(text: str) -> str:
+    """The notebook's text without its language_info version (which Python built it is no difference)."""
+    notebook = json.loads(text)
+    notebook.get("metadata", {}).get("language_info", {}).pop("version", None)
+    return json.dumps(notebook, sort_keys=True)
 
 
 def main() -> int:
@@ -207,7 +227,7 @@ def main() -> int:
     for name, cells in NOTEBOOKS.items():
         path, text = HERE / f"{name}.ipynb", build(name, cells)
         if args.check:
-            if not path.exists() or path.read_text() != text:
+            if not path.exists() or _unversioned(path.read_text()) != _unversioned(text):
                 stale.append(path.name)
         elif not path.exists() or path.read_text() != text:
             path.write_text(text)

@@ -63,7 +63,18 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
                 )
         return model
 
+    original_save: Callable[..., Any] = manager.save
+
+    async def save(model: dict[str, Any], path: str = "", **kwargs: Any) -> Any:
+        notebook = model.get("content") if model.get("type") == "notebook" else None
+        if isinstance(notebook, dict) and any(_views(notebook)):
+            snapshots = await kernel_snapshots(serverapp, path, _model_ids(notebook))
+            if snapshots:
+                snapshots_applied(notebook, snapshots)
+        return await _maybe_await(original_save(model, path, **kwargs))
+
     manager.get = get
+    manager.save = save
     serverapp.log.info("mcp_notebook: widget views whose model is gone open as their snapshot")
 
 
@@ -74,6 +85,33 @@ def _views(notebook: dict[str, Any]) -> Iterator[dict[str, Any]]:
             data = output.get("data") if isinstance(output, dict) else None
             if isinstance(data, dict) and WIDGET_VIEW in data and "text/html" in data:
                 yield data
+
+
+def _model_ids(notebook: dict[str, Any]) -> list[str]:
+    return [
+        str(data[WIDGET_VIEW].get("model_id"))
+        for data in _views(notebook)
+        if isinstance(data[WIDGET_VIEW], dict)
+    ]
+
+
+def snapshots_applied(notebook: dict[str, Any], snapshots: dict[str, Any]) -> int:
+    """Write each view's current snapshot (from the kernel) beside it; a finished call's view is left out,
+    so the file holds the call's final state as plain HTML. How many outputs changed."""
+    changed = 0
+    for data in list(_views(notebook)):
+        view = data[WIDGET_VIEW]
+        found = snapshots.get(str(view.get("model_id"))) if isinstance(view, dict) else None
+        bundle = found.get("bundle") if isinstance(found, dict) else None
+        if not isinstance(bundle, dict):
+            continue
+        for mime in ("text/html", "text/plain"):
+            if isinstance(bundle.get(mime), str):
+                data[mime] = bundle[mime]
+        if isinstance(found, dict) and found.get("final") is True:
+            del data[WIDGET_VIEW]
+        changed += 1
+    return changed
 
 
 def dead_views_removed(notebook: dict[str, Any], live: set[str]) -> int:
@@ -125,6 +163,60 @@ async def _open_comms(kernel: Any) -> set[str] | None:
         client.stop_channels()
     comms = reply.get("content", {}).get("comms", {})
     return {str(comm_id) for comm_id in comms} if isinstance(comms, dict) else set()
+
+
+SNAPSHOT_TARGET = "mcp_notebook.snapshots"  # the kernel side: mcp_notebook/notebook/rendering/snapshots.py
+
+
+async def kernel_snapshots(serverapp: Any, path: str, model_ids: list[str]) -> dict[str, Any] | None:
+    """The current snapshot of each of our widget views, asked of the notebook's kernel over a comm
+    (``{model_id: {"bundle": ..., "final": bool}}``); None when there is no kernel or no answer in time."""
+    sessions = await _maybe_await(serverapp.session_manager.list_sessions())
+    wanted = path.strip("/")
+    for session in sessions:
+        if str(session.get("path", "")).strip("/") != wanted or not session.get("kernel"):
+            continue
+        try:
+            kernel = serverapp.kernel_manager.get_kernel(session["kernel"]["id"])
+        except KeyError:
+            continue
+        try:
+            return await asyncio.wait_for(_ask_snapshots(kernel, model_ids), LIVE_TIMEOUT)
+        except (TimeoutError, asyncio.TimeoutError):
+            log.info("mcp_notebook: the kernel did not send snapshots in %s s; saved as shown", LIVE_TIMEOUT)
+        except Exception:
+            log.debug("asking for snapshots failed", exc_info=True)
+    return None
+
+
+async def _ask_snapshots(kernel: Any, model_ids: list[str]) -> dict[str, Any]:
+    import uuid
+    from queue import Empty
+
+    client = kernel.client()
+    client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
+    try:
+        # IOPub is a subscription: wait until it delivers something of ours before asking
+        while True:
+            probe = client.kernel_info()
+            try:
+                while True:
+                    message = await client.get_iopub_msg(timeout=0.5)
+                    if message["parent_header"].get("msg_id") == probe:
+                        break
+                break
+            except Empty:
+                continue
+        comm_id = uuid.uuid4().hex
+        content = {"comm_id": comm_id, "target_name": SNAPSHOT_TARGET, "data": {"model_ids": model_ids}}
+        client.shell_channel.send(client.session.msg("comm_open", content))
+        while True:
+            message = await client.get_iopub_msg()
+            if message["msg_type"] == "comm_msg" and message["content"].get("comm_id") == comm_id:
+                found = message["content"].get("data", {}).get("snapshots", {})
+                return found if isinstance(found, dict) else {}
+    finally:
+        client.stop_channels()
 
 
 async def _maybe_await(value: Awaitable[Any] | Any) -> Any:

@@ -99,6 +99,10 @@ class NotebookMCP(Browsing):
             view=_call_view,
         )
         self._asking = Asking(self.calls.surface, self.audit, lambda: self.headless, self.calls.running_on)
+        self._unshown: list[CallHandle] = []  # this cell's calls, to say where they went if not shown
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("post_run_cell", self._say_where_calls_went)
         #: The elicitation / sampling cards waiting for a person (``.answer(...)`` them from code, too).
         self.asking: list[Any] = self._asking.cards
 
@@ -339,8 +343,30 @@ class NotebookMCP(Browsing):
         a denied one returns denied with an error result. ``call_timeout`` overrides the default timeout.
         """
         handle = self.prepare(name, arguments, call_timeout=call_timeout, **kwargs)
+        if handle.interactive and handle._surface.parent is not None:
+            with self._lock:
+                self._unshown.append(handle)
         self._show_app(handle)
         return self.calls.run(handle)
+
+    def _say_where_calls_went(self, *_result: Any) -> None:
+        """After a cell: its calls that nothing showed (not on the cell's last line) get one line saying
+        so, under the cell (issue 19 item 1: such a call used to leave no trace in the notebook)."""
+        with self._lock:
+            made, self._unshown = self._unshown, []
+        hidden = [h for h in made if h._display_id is None]
+        if not hidden:
+            return
+        from .rendering.base import esc, note_html, wrap
+
+        listed = ", ".join(f"{h.label} ({h.state})" for h in hidden[:5])
+        more = f" and {len(hidden) - 5} more" if len(hidden) > 5 else ""
+        calls = "1 call" if len(hidden) == 1 else f"{len(hidden)} calls"
+        text = (
+            f"mcp: {calls} in this cell not shown (only a cell's last line shows its value): {listed}{more}. "
+            "display(handle) shows one; %mcp history lists them all."
+        )
+        hidden[0]._surface.publish({"text/html": wrap(note_html(esc(text))), "text/plain": text})
 
     async def call_async(
         self,
@@ -398,7 +424,7 @@ class NotebookMCP(Browsing):
         from .calls.widgets import ToolForm
 
         tool_def = self.tool_def(name)
-        return ToolForm(name, tool_def, partial(self._start_quietly, name), self.calls.surface)
+        return ToolForm(name, tool_def, partial(self._start_quietly, name), self.calls.surface.here())
 
     def start(
         self,

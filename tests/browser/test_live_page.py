@@ -101,7 +101,8 @@ def test_a_card_approved_after_a_reload_shows_its_result(
     open_notebook: OpenNotebook, screenshot_dir: Path, frontend: Frontend
 ) -> None:
     """Before: after a reload the card still offered Approve and the call ran, but the output went empty
-    (the call closed its widget, and the display update cannot reach a reloaded page)."""
+    (the call closed its widget, and the display update cannot reach a reloaded page), and the saved file
+    still said "awaiting approval"."""
     notebook = open_notebook(["%load_ext mcp_notebook", CONNECT_DEMO, "%mcp call demo.count_slowly steps=2"])
     notebook.run_all()
     expect(notebook.output(2).get_by_role("button", name="Approve")).to_be_visible()
@@ -112,6 +113,10 @@ def test_a_card_approved_after_a_reload_shows_its_result(
     expect(card).to_contain_text("Counted to 2.", timeout=KERNEL_TIMEOUT_MS)
     notebook.screenshot(screenshot_dir / f"approved-after-reload-{frontend}.png")
     assert not notebook.widget_errors(), notebook.widget_errors()
+    # the saved file records the final state (before: still "awaiting approval", the update never came)
+    saved = str(notebook.save()["cells"][2]["outputs"])
+    assert "Counted to 2." in saved and "awaiting approval" not in saved, saved
+    assert "widget-view" not in saved  # a finished call is saved as plain HTML
 
 
 @both_frontends

@@ -83,3 +83,16 @@ def test_an_approved_card_updates_in_its_own_cell(kernel_factory: Any) -> None: 
     ours = displays(later)
     assert any("Counted to 2." in _text(m) for m in ours)
     assert {m["parent_header"].get("msg_id") for m in ours} == {msg_id}
+
+
+def test_a_call_not_on_the_last_line_says_where_it_went(kernel_factory: Any) -> None:  # noqa: F811
+    """Before: a call mid-cell left nothing in the notebook. Now the cell ends with one line naming it;
+    a call that shows itself (the cell's last line) gets no such line."""
+    k = kernel_factory()
+    k.run("%load_ext mcp_notebook")
+    k.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    '''Add two numbers.'''\n    return a + b\n")
+    hidden = k.run("r = mcp.call('add', a=1, b=2)\nmcp.call('add', a=3, b=4)\nx = 1")
+    notes = [_text(m) for m in hidden if m["msg_type"] == "display_data"]
+    assert any("2 calls in this cell not shown" in n and "add (done)" in n for n in notes), notes
+    shown = k.run("%mcp call add a=2 b=3")
+    assert not any("not shown" in _text(m) for m in shown)

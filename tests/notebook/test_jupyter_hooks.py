@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_notebook.jupyter_hooks import WIDGET_VIEW, dead_views_removed
+from mcp_notebook.jupyter_hooks import WIDGET_VIEW, dead_views_removed, snapshots_applied
 
 
 def _output(model_id: str, *, html: bool = True) -> dict[str, Any]:
@@ -30,3 +30,18 @@ def test_only_dead_views_with_a_snapshot_are_left_out() -> None:
     assert WIDGET_VIEW not in gone and gone["text/html"] == "<div>the card's snapshot</div>"
     assert WIDGET_VIEW not in emptied  # a view JupyterLab emptied (model_id "") opens as its snapshot
     assert WIDGET_VIEW in notebook["cells"][1]["outputs"][0]["data"]  # nothing to show instead: kept
+
+
+def test_a_saved_view_takes_the_kernels_snapshot_and_a_finished_one_is_saved_as_html() -> None:
+    notebook = {"cells": [{"cell_type": "code", "outputs": [_output("waiting"), _output("finished")]}]}
+    snapshots = {
+        "waiting": {
+            "bundle": {"text/html": "<b>awaiting approval</b>", "text/plain": "awaiting"},
+            "final": False,
+        },
+        "finished": {"bundle": {"text/html": "<b>Counted to 2.</b>", "text/plain": "Counted"}, "final": True},
+    }
+    assert snapshots_applied(notebook, snapshots) == 2
+    waiting, finished = (o["data"] for o in notebook["cells"][0]["outputs"])
+    assert WIDGET_VIEW in waiting and waiting["text/html"] == "<b>awaiting approval</b>"
+    assert WIDGET_VIEW not in finished and finished["text/html"] == "<b>Counted to 2.</b>"

@@ -564,6 +564,9 @@ class CallHandle:
             box = self._box() if self.interactive and not self.done() else None
             if box is not None:
                 bundle[WIDGET_MIME] = box._repr_mimebundle_()[WIDGET_MIME]
+                from ..rendering.snapshots import register_view
+
+                register_view(box.model_id, self)  # a save asks for this call's snapshot then
             return bundle
 
     def _box(self) -> Any:

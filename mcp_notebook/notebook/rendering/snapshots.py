@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["remember"]
+__all__ = ["SNAPSHOT_TARGET", "register_view", "remember"]
 
 log = logging.getLogger("mcp_notebook.notebook")
 Static = Callable[[], dict[str, Any]]
@@ -44,3 +44,43 @@ def _on_exit(key: int, change: dict[str, Any]) -> None:
             publish(owner.static_bundle(), display_id, update=True)
         except Exception:  # shutting down: log it, never stop the shutdown
             log.exception("could not leave a static snapshot for display %s", display_id)
+
+
+# ---- the snapshot a saved file should hold (asked by the Jupyter server extension on save) --------------
+SNAPSHOT_TARGET = "mcp_notebook.snapshots"  # comm target: open it with {"model_ids": [...]}
+_views: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()  # model id -> owner
+_target_installed = False
+
+
+def register_view(model_id: str, owner: Any) -> None:
+    """``owner`` (``.static_bundle()``, ``.done()``) is shown by the widget view of model ``model_id``.
+
+    When a notebook is saved, ``mcp_notebook.jupyter_hooks`` asks the kernel for these owners' current
+    snapshots: a page reloaded while a card waited never receives the display update that records the
+    call's result, so without this the file would keep "awaiting approval" (issue 19 item 2)."""
+    global _target_installed
+    _views[model_id] = owner
+    if _target_installed:
+        return
+    _target_installed = True
+    try:
+        from comm import get_comm_manager
+
+        get_comm_manager().register_target(SNAPSHOT_TARGET, _answer)
+    except Exception:  # not in a kernel (tests, terminal IPython): nobody will ask
+        log.debug("no comm manager for %s", SNAPSHOT_TARGET, exc_info=True)
+
+
+def _answer(comm: Any, message: dict[str, Any]) -> None:
+    wanted = (message.get("content") or {}).get("data") or {}
+    found: dict[str, Any] = {}
+    for model_id in wanted.get("model_ids") or []:
+        owner = _views.get(str(model_id))
+        if owner is None:
+            continue
+        try:
+            found[str(model_id)] = {"bundle": owner.static_bundle(), "final": bool(owner.done())}
+        except Exception:  # one broken snapshot must not cost the others
+            log.exception("no snapshot for widget %s", model_id)
+    comm.send({"snapshots": found})
+    comm.close()

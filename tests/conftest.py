@@ -14,9 +14,17 @@ machine); the default (pyproject ``timeout``) is for the fast lane.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The notebook's durable task book (notebook/calls/task_file.py) defaults to Jupyter's data directory in the
+# person's home: the suite, and every kernel and server it starts, keeps its own for this run instead, so a
+# run never reads tasks an earlier run (or the person) left there, nor writes to their home.
+TASK_BOOK = Path(tempfile.mkdtemp(prefix="mcp-taskbook-")) / "tasks.json"
+os.environ.setdefault("MCP_NOTEBOOK_TASK_BOOK", str(TASK_BOOK))
 
 TESTS = Path(__file__).resolve().parent
 LANES = ("unit", "interaction", "kernel", "browser", "interop", "slow")

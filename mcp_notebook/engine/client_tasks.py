@@ -64,6 +64,18 @@ def _poll_seconds(task: dict[str, Any]) -> float:
     return min(max(value / 1000, MIN_POLL), MAX_POLL)
 
 
+async def _wait_for_event(event: asyncio.Event, timeout: float) -> None:
+    """Wait until ``event`` is set or ``timeout`` passes; a cancellation of the caller always propagates.
+    (Python 3.11's ``asyncio.wait_for`` returns the inner result instead of raising when the caller is
+    cancelled just as the inner wait completes: a status pushed as the call was cancelled swallowed the
+    cancel, and the call then waited for a task nobody would cancel.)"""
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=timeout)
+    finally:
+        waiter.cancel()
+
+
 async def _call(callback: TaskStatusCallback | None, task: dict[str, Any]) -> None:
     if callback is None:
         return
@@ -225,8 +237,7 @@ class TaskClientMixin:
         """The task's next state: pushed on the listen stream, else polled."""
         wait = MAX_POLL if listening else _poll_seconds(task)
         if not pushed:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(arrived.wait(), timeout=wait)
+            await _wait_for_event(arrived, wait)
         arrived.clear()
         if pushed:
             latest = pushed[-1]

@@ -32,6 +32,7 @@ from ..protocol.errors import (
 )
 from ..protocol.session import has_capability
 from ..protocol.tasks import TaskRecord
+from ..transports.base import wait_event
 from .client_inputs import _INPUT_METHODS, InputRequest
 from .task_store import InMemoryTaskStore
 
@@ -62,18 +63,6 @@ def _poll_seconds(task: dict[str, Any]) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return DEFAULT_POLL
     return min(max(value / 1000, MIN_POLL), MAX_POLL)
-
-
-async def _wait_for_event(event: asyncio.Event, timeout: float) -> None:
-    """Wait until ``event`` is set or ``timeout`` passes; a cancellation of the caller always propagates.
-    (Python 3.11's ``asyncio.wait_for`` returns the inner result instead of raising when the caller is
-    cancelled just as the inner wait completes: a status pushed as the call was cancelled swallowed the
-    cancel, and the call then waited for a task nobody would cancel.)"""
-    waiter = asyncio.ensure_future(event.wait())
-    try:
-        await asyncio.wait({waiter}, timeout=timeout)
-    finally:
-        waiter.cancel()
 
 
 async def _call(callback: TaskStatusCallback | None, task: dict[str, Any]) -> None:
@@ -237,7 +226,7 @@ class TaskClientMixin:
         """The task's next state: pushed on the listen stream, else polled."""
         wait = MAX_POLL if listening else _poll_seconds(task)
         if not pushed:
-            await _wait_for_event(arrived, wait)
+            await wait_event(arrived, wait)
         arrived.clear()
         if pushed:
             latest = pushed[-1]

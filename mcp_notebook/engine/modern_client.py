@@ -39,7 +39,7 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.modern import LISTEN_FLAGS, META_LOG_LEVEL, META_SUBSCRIPTION_ID
 from ..protocol.session import has_capability
 from ..protocol.shapes import check_result
-from ..transports.base import STREAM_LOST
+from ..transports.base import STREAM_LOST, wait_event
 from .client_inputs import _INPUT_METHODS, InputRequest
 
 if TYPE_CHECKING:
@@ -346,9 +346,7 @@ class Subscriptions:
             sub.task = asyncio.get_running_loop().create_task(
                 sub.run(), name=f"{self.client.name} subscriptions/listen"
             )
-            try:
-                await asyncio.wait_for(sub.acknowledged.wait(), timeout=self.client.timeout)
-            except asyncio.TimeoutError:
+            if not await wait_event(sub.acknowledged, self.client.timeout):
                 sub.error = TimeoutError("no acknowledgement of subscriptions/listen in time")
             if sub.error is not None:
                 await sub.close()

@@ -26,6 +26,7 @@ from ..protocol import modern
 from ..protocol import tasks as wire
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
 from ..protocol.tasks import TaskRecord
+from ..transports.base import wait_event
 from . import otel
 from .task_store import InMemoryTaskStore, TaskStore
 from .task_store_redis import TaskEvent
@@ -285,8 +286,7 @@ class TaskManager:
             if record.terminal:
                 return record
             event = self._changed.setdefault(task_id, asyncio.Event())
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(event.wait(), timeout=max(self.poll_interval_ms / 1000, 0.05))
+            await wait_event(event, max(self.poll_interval_ms / 1000, 0.05))
             event.clear()
 
     def _poke(self, task_id: str) -> None:
@@ -477,8 +477,7 @@ class TaskManager:
         """Until other workers' changes are heard (at most ``timeout``: without them, polls still work)."""
         self.follow()
         if self._follower is not None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._following.wait(), timeout)
+            await wait_event(self._following, timeout)
 
     async def _follow(self, events: Callable[..., AsyncIterator[TaskEvent]]) -> None:
         delay = 0.1

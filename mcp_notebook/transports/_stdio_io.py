@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Protocol
 from ..protocol.errors import INVALID_REQUEST
 from ..protocol.jsonrpc import ErrorResponse, serialize
 from ..protocol.truncated import Kind, read_ends
+from .base import wait_event
 
 LineCallback = Callable[[str], object]
 CHUNK = 1 << 20  # bytes asked for per read
@@ -326,12 +327,6 @@ def call_threadsafe(loop: asyncio.AbstractEventLoop, fn: Callable[..., object], 
     except RuntimeError:  # the loop is closed: nobody is listening any more
         return False
     return True
-
-
-async def wait_event(event: asyncio.Event, timeout: float) -> bool:
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(event.wait(), timeout)
-    return event.is_set()
 
 
 def is_pipe(file: BinaryIO) -> bool:

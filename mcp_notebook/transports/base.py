@@ -18,6 +18,7 @@ match that, never a name the peer declares about itself (DESIGN decision 14).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ __all__ = [
     "Serves",
     "Transport",
     "TransportClosed",
+    "wait_event",
 ]
 
 # A credential's name becomes the principal approval rules match (``NAME.TOOL``): no dots, no glob characters.
@@ -102,3 +104,20 @@ class Serves(Protocol):
 
     def tool_input_schema(self, name: object) -> dict[str, Any] | None:
         """The inputSchema of tool ``name`` (None if unknown): modern HTTP checks ``Mcp-Param-*`` headers."""
+
+
+async def wait_event(event: asyncio.Event, timeout: float | None) -> bool:
+    """Wait until ``event`` is set or ``timeout`` seconds pass (None: no bound); True when it is set.
+
+    A cancellation of the waiting task always propagates. ``asyncio.wait_for(event.wait(), t)`` does not
+    promise that on Python 3.10-3.11: when the event is set in the same turn of the loop as the cancel, it
+    returns instead of raising, and a loop around it carries on as if nothing was asked (a cancelled call
+    then waited for a task nobody would cancel: tests/tasks/test_task_wait.py)."""
+    if event.is_set():
+        return True
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=timeout)
+    finally:
+        waiter.cancel()
+    return event.is_set()

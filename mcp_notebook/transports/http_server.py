@@ -58,7 +58,7 @@ from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, bare
 from ._http_guard import error_response as _error
 from ._http_sessions import HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
-from .base import Peer, Serves
+from .base import Peer, Serves, wait_event
 from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware
 from .sse import encode_comment
 
@@ -564,10 +564,9 @@ class StreamableHTTPServer:
                 wait = left if wait is None else min(wait, left)
             if watch is not None:
                 wait = _WATCH_SECONDS if wait is None else min(wait, _WATCH_SECONDS)
-            try:
-                await asyncio.wait_for(writer.wake.wait(), wait)
+            if await wait_event(writer.wake, wait):
                 quiet_since = loop.time()
-            except asyncio.TimeoutError:
+            else:
                 if watch is not None:
                     if _gone(watch):
                         raise ConnectionResetError("the client closed the stream") from None
@@ -596,12 +595,9 @@ def _gone(request: web.Request) -> bool:
 
 async def _first_activity(request: web.Request, stream: _Stream) -> bool:
     """Wait for the stream's first event or its end; False when the client disconnected meanwhile."""
-    while not stream.activity.is_set():
-        try:
-            await asyncio.wait_for(stream.activity.wait(), _WATCH_SECONDS)
-        except asyncio.TimeoutError:
-            if _gone(request):
-                return False
+    while not await wait_event(stream.activity, _WATCH_SECONDS):
+        if _gone(request):
+            return False
     return True
 
 

@@ -37,10 +37,9 @@ from ._stdio_io import (
     notify,
     oversize,
     preview,
-    wait_event,
 )
 from ._stdio_server import SERVER_MAX_LINE, StdioServerTransport, redirect_stdout_to_stderr
-from .base import TransportClosed
+from .base import TransportClosed, wait_event
 
 __all__ = [
     "CLIENT_MAX_LINE",

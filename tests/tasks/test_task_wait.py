@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from mcp_notebook.engine.client_tasks import _wait_for_event
+from mcp_notebook.transports.base import wait_event as _wait_for_event
 
 
 @pytest.mark.parametrize("turns", [0, 1, 2])

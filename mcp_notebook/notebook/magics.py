@@ -57,6 +57,25 @@ def _split(text: str) -> list[str]:
         raise UsageError(f"cannot split the line: {exc}") from exc
 
 
+def _ids_as_positionals(tokens: list[str], valued: set[str]) -> list[str]:
+    """Options first, then ``--`` and the positionals: an id a server chose may begin with ``-`` (a task id
+    from ``secrets.token_urlsafe`` does 1 time in 64), which argparse would take for an unknown option."""
+    options: list[str] = []
+    positionals: list[str] = []
+    rest = iter(tokens)
+    for token in rest:
+        name = token.split("=", 1)[0]
+        if token in ("-h", "--help") or (name in valued and "=" in token):
+            options.append(token)
+        elif token in valued:
+            options += [token, next(rest, "")]
+        elif token == "--":
+            positionals += list(rest)
+        else:
+            positionals.append(token)
+    return [*options, "--", *positionals]
+
+
 def expand_env(text: str) -> str:
     """``$NAME`` / ``${NAME}`` from the environment; an unset variable is an error, not an empty string."""
 
@@ -422,7 +441,7 @@ class MCPMagics(Magics):
     def _task(self, rest: str) -> Any:
         from .calls.tasks import cancel_task, get_task
 
-        ns = self._parse("task", rest)
+        ns = self.subcommands["task"].parser.parse_args(_ids_as_positionals(_split(rest), {"--server"}))
         try:
             if ns.action == "get":
                 return get_task(self.api.calls, ns.target, ns.server)

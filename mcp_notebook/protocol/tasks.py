@@ -69,8 +69,12 @@ _TRANSITIONS = {
 
 
 def new_task_id() -> str:
-    """Unguessable: without an authorization context a task id is the only thing guarding the task."""
-    return secrets.token_urlsafe(24)
+    """Unguessable: without an authorization context a task id is the only thing guarding the task. Never
+    begins with ``-``, so it can be pasted into a command line (``%mcp task get ID``, a shell) as it is."""
+    task_id = secrets.token_urlsafe(24)
+    while task_id.startswith("-"):
+        task_id = secrets.token_urlsafe(24)
+    return task_id
 
 
 def encode_cursor(record: TaskRecord) -> str:

@@ -117,6 +117,35 @@ def test_task_get_after_a_kernel_restart(shell_factory: Any, monkeypatch: pytest
     assert "built" in view._repr_mimebundle_()["text/plain"]
 
 
+@pytest.mark.parametrize("line", ["task get {id}", "task get jobs.{id}", "task get --server jobs {id}"])
+def test_task_get_takes_an_id_that_begins_with_a_dash(
+    shell: Any, monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    """A server may choose any id (ours drew ``secrets.token_urlsafe``, which begins with ``-`` 1 time in 64):
+    argparse took ``-xyz`` for an unknown option ("arguments are required: target")."""
+    from mcp_notebook.protocol import tasks as wire
+
+    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "0")
+    monkeypatch.setattr(wire, "new_task_id", lambda: "-dashed_Task-id")
+    release = threading.Event()
+    shell.user_ns["mcp"].connect("jobs", jobs_server(release))
+    handle = approved(shell, "call jobs.build")
+    assert until("the task is created", lambda: handle.task)["taskId"] == "-dashed_Task-id"
+    release.set()
+    text = mcp(shell, line.format(id="-dashed_Task-id"))._repr_mimebundle_()["text/plain"]
+    assert "built" in text and "-dashed_Task-id" in text
+
+
+def test_our_task_ids_never_begin_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    import secrets
+
+    from mcp_notebook.protocol import tasks as wire
+
+    draws = iter(["-first", "-second", "third"])
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda n: next(draws))
+    assert wire.new_task_id() == "third"
+
+
 def test_task_usage_errors(shell: Any) -> None:
     from IPython.core.error import UsageError
 

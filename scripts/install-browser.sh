@@ -12,17 +12,10 @@ if [ -x "$CHROMIUM" ] && "$CHROMIUM" --version >/dev/null 2>&1; then
   exit 0
 fi
 
-if [ "$(id -u)" -eq 0 ]; then
-  SUDO=()
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-  SUDO=(sudo -n)
-else
-  echo "install-browser: ERROR: installing chromium needs root (or passwordless sudo); run as root" >&2
-  exit 1
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-browser: ERROR: no apt-get here; install Debian's chromium package some other way" >&2
+# shellcheck source=scripts/_apt.sh
+. "$(dirname "$0")/_apt.sh"
+if ! apt_privileges; then
+  echo "install-browser: ERROR: cannot install Debian's chromium package: $APT_WHY; run as root" >&2
   exit 1
 fi
 

@@ -14,16 +14,10 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-if [ "$(id -u)" -eq 0 ]; then
-  SUDO=()
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-  SUDO=(sudo -n)
-else
-  echo "install-services: SKIP: installing ${missing[*]} needs root (or passwordless sudo); tests/scale will skip" >&2
-  exit 0
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-services: SKIP: no apt-get here; install ${missing[*]} another way; tests/scale will skip" >&2
+# shellcheck source=scripts/_apt.sh
+. "$(dirname "$0")/_apt.sh"
+if ! apt_privileges; then
+  echo "install-services: SKIP: cannot install ${missing[*]}: $APT_WHY; tests/scale will skip" >&2
   exit 0
 fi
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 import time
 
 import pytest
@@ -16,6 +15,7 @@ from mcp_notebook import Server
 from mcp_notebook.engine.task_store import SQLiteTaskStore, open_task_store
 from mcp_notebook.engine.task_store_redis import RedisTaskStore, TaskEvent
 from mcp_notebook.protocol.tasks import TaskRecord
+from tests.tasks.test_task_store import check_updates_are_atomic
 
 WAIT = 20.0
 
@@ -26,23 +26,7 @@ def record(task_id: str, ttl: int | None = 60_000) -> TaskRecord:
 
 def test_updates_from_many_handles_are_atomic(redis_url: str) -> None:
     """Eight handles (eight workers) add one input each, 25 times, to one task: no update is lost."""
-    RedisTaskStore(redis_url).create(record("counter"))
-
-    def bump(r: TaskRecord) -> None:
-        r.input_responses = {**r.input_responses, str(len(r.input_responses)): {}}
-
-    def worker() -> None:
-        mine = RedisTaskStore(redis_url)
-        for _ in range(25):
-            mine.update("counter", bump)
-        mine.close()
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert len(RedisTaskStore(redis_url).get("counter").input_responses) == 200  # type: ignore[union-attr]
+    check_updates_are_atomic(lambda: RedisTaskStore(redis_url))
 
 
 def test_a_cancel_and_a_completion_cannot_both_win(redis_url: str) -> None:

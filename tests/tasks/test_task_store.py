@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,16 +91,16 @@ def test_sqlite_is_shared_between_handles(tmp_path: Path) -> None:
     assert one.get("shared").cancel_requested  # type: ignore[union-attr]
 
 
-def test_sqlite_updates_are_atomic(tmp_path: Path) -> None:
-    """Eight threads with their own connections add one each, 25 times: no update is lost."""
-    path = tmp_path / "t.db"
-    SQLiteTaskStore(path).create(record("counter"))
+def check_updates_are_atomic(open_store: Callable[[], Any]) -> None:
+    """Eight handles (threads, or workers), each its own connection from ``open_store``, add one input
+    each, 25 times, to one task: no update is lost. Shared by the SQLite and Redis stores' tests."""
+    open_store().create(record("counter", created=time.time()))  # now: the Redis store expires by TTL
 
     def bump(r: TaskRecord) -> None:
         r.input_responses = {**r.input_responses, str(len(r.input_responses)): {}}
 
     def worker() -> None:
-        mine = SQLiteTaskStore(path)
+        mine = open_store()
         for _ in range(25):
             mine.update("counter", bump)
         mine.close()
@@ -109,7 +110,12 @@ def test_sqlite_updates_are_atomic(tmp_path: Path) -> None:
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert len(SQLiteTaskStore(path).get("counter").input_responses) == 200  # type: ignore[union-attr]
+    assert len(open_store().get("counter").input_responses) == 200
+
+
+def test_sqlite_updates_are_atomic(tmp_path: Path) -> None:
+    """Eight threads with their own connections add one each, 25 times: no update is lost."""
+    check_updates_are_atomic(lambda: SQLiteTaskStore(tmp_path / "t.db"))
 
 
 def test_open_task_store(tmp_path: Path) -> None:

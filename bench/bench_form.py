@@ -2,11 +2,19 @@
 
 Run: ``.venv/bin/python bench/bench_form.py``. Prints the median and the best of several builds, plus
 the cost of ``.value`` and ``validate()``. Timings are printed, never asserted (DESIGN: measured).
+
+``--kernel [N]``: the same form in a live kernel, as a person gets it (issue 19: "155-240 ms in a live
+kernel"). A real ipykernel is started with jupyter_client, ``%load_ext mcp_notebook`` runs, the schema is
+defined, then N cells each build and show the form (``SchemaForm(schema)`` as the cell's last line: every
+widget opens its comm, the display goes out on iopub). Each cell is timed from execute_request sent to
+execute_reply received; the median of N and the median empty cell are printed, with the load average.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -47,7 +55,68 @@ def timed(action: Callable[[], object], runs: int) -> list[float]:
     return out
 
 
+KERNEL_SETUP = """
+import json as _json
+from mcp_notebook.notebook.forms.form import SchemaForm
+_schema = _json.loads({schema!r})
+SchemaForm(_schema)  # warm-up: imports, the meta-schema, widget classes
+"""
+KERNEL_BUILD = "SchemaForm(_schema)"  # the last line: built and shown, as a cell shows it
+
+
+def round_trips(k: Any, runs: int) -> dict[str, Any]:
+    """In kernel ``k`` (``_kernel.Kernel``, extension loaded): execute round trips (ms) of ``runs`` cells
+    that build and show the form, and of ``runs`` empty cells."""
+    import json
+
+    k.run(KERNEL_SETUP.format(schema=json.dumps(schema())))
+    empty = [k.run("pass").seconds * 1000 for _ in range(runs)]
+    builds, shown = [], 0
+    for _ in range(runs):
+        cell = k.run(KERNEL_BUILD)
+        builds.append(cell.seconds * 1000)
+        shown = sum(1 for m in cell.outputs if m["msg_type"] in ("execute_result", "display_data"))
+    return {"builds": builds, "empty": empty, "shown": shown}
+
+
+def in_kernel(runs: int) -> dict[str, Any]:
+    """:func:`round_trips` in a fresh live kernel started with jupyter_client."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _kernel import kernel
+
+    headless = {"MCP_NOTEBOOK_HEADLESS": "1", "MCP_NOTEBOOK_HEADLESS_POLICY": "allow"}
+    with kernel(headless) as k:
+        k.run("pass")
+        k.run("%load_ext mcp_notebook")
+        return round_trips(k, runs)
+
+
+def main_kernel(runs: int) -> None:
+    load_before = os.getloadavg()
+    found = in_kernel(runs)
+    load_after = os.getloadavg()
+    builds, empty = found["builds"], found["empty"]
+    print(
+        f"live kernel, build + show 100-property form (execute round trip): median "
+        f"{statistics.median(builds):.1f} ms, best {min(builds):.1f} ms, worst {max(builds):.1f} ms "
+        f"(n={len(builds)}; the form shown: {bool(found['shown'])})"
+    )
+    print(f"live kernel, empty cell (execute round trip): median {statistics.median(empty):.1f} ms")
+    print(
+        "load average (1, 5, 15 min): before "
+        + ", ".join(f"{x:.2f}" for x in load_before)
+        + "; after "
+        + ", ".join(f"{x:.2f}" for x in load_after)
+        + f"; {os.cpu_count()} CPUs"
+    )
+
+
 def main() -> None:
+    if "--kernel" in sys.argv:
+        at = sys.argv.index("--kernel")
+        runs = int(sys.argv[at + 1]) if len(sys.argv) > at + 1 else 15
+        main_kernel(runs)
+        return
     big = schema()
     SchemaForm(big)  # warm-up: imports, jsonschema meta-schema, widget classes
     builds = timed(lambda: SchemaForm(big), runs=15)

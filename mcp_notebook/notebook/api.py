@@ -189,7 +189,10 @@ class NotebookMCP(Browsing):
         """``@mcp.tool`` or ``@mcp.tool(name=..., annotations=...)``: a tool of the notebook's server.
 
         ``app=HTML_or_path`` (with ``visibility=``, ``csp=``, ``permissions=``, ``domain=``, ``uri=``) also
-        serves an MCP App for it: a ``ui://`` resource any Apps host renders when the tool is called."""
+        serves an MCP App for it: a ``ui://`` resource any Apps host renders when the tool is called.
+        ``app=MyWidget`` (an anywidget class, or an instance) serves that widget as the app, updated from
+        the tool's result; ``save_tool=`` / ``send_tool=`` name the tools its ``save_changes()`` / ``send()``
+        call (rules: :mod:`.apps.widget_app`)."""
         if "app" not in options:
             return self.server.tool(fn, **options)
         from .apps.serve import add_app_tool

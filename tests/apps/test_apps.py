@@ -35,7 +35,7 @@ VIEW = "<!doctype html><html><head><title>v</title></head><body>hi</body></html>
 def test_policy_denies_by_default_and_adds_declared_origins_only() -> None:
     policy = csp_policy(None)
     assert "default-src 'none'" in policy and "connect-src 'none'" in policy and "frame-src 'none'" in policy
-    assert "script-src 'unsafe-inline';" in policy  # inline only: no remote script
+    assert "script-src 'unsafe-inline' blob:;" in policy  # inline and the page's own blobs: no remote script
     policy = csp_policy(
         {
             "connectDomains": ["https://api.example.com", "wss://rt.example.com"],
@@ -44,7 +44,7 @@ def test_policy_denies_by_default_and_adds_declared_origins_only() -> None:
         }
     )
     assert "connect-src https://api.example.com wss://rt.example.com" in policy
-    assert "script-src 'unsafe-inline' https://*.cdn.example.org;" in policy
+    assert "script-src 'unsafe-inline' blob: https://*.cdn.example.org;" in policy
     assert "script-src *" not in policy and "javascript" not in policy  # an injected directive is dropped
     assert "frame-src https://www.youtube.com" in policy
 

@@ -32,7 +32,10 @@ def _origins(csp: Mapping[str, Any], key: str) -> list[str]:
 
 
 def csp_policy(csp: Mapping[str, Any] | None) -> str:
-    """The policy for an app: inline code and data/blob media only, plus the origins ``csp`` declares."""
+    """The policy for an app: inline code and data/blob media only, plus the origins ``csp`` declares.
+
+    ``blob:`` scripts are code the page itself made (a blob URL answers only its own origin's document), so
+    they add nothing to ``'unsafe-inline'``; an anywidget served as an app imports its module that way."""
     csp = csp or {}
     resources = " ".join(_origins(csp, "resourceDomains"))
     connect = " ".join(_origins(csp, "connectDomains")) or "'none'"
@@ -41,7 +44,7 @@ def csp_policy(csp: Mapping[str, Any] | None) -> str:
     extra = f" {resources}" if resources else ""
     directives = [
         "default-src 'none'",
-        f"script-src 'unsafe-inline'{extra}",
+        f"script-src 'unsafe-inline' blob:{extra}",
         f"style-src 'unsafe-inline'{extra}",
         f"img-src data: blob:{extra}",
         f"font-src data:{extra}",

@@ -1,8 +1,10 @@
-"""Apps served from the notebook: ``@mcp.tool(app=HTML_or_path)`` registers the tool and its ``ui://``
-resource (``text/html;profile=mcp-app``), so a notebook can prototype an app and serve it to any host
-(``%mcp serve``, ``mcp-notebook serve``), this notebook's own included.
+"""Apps served from the notebook: ``@mcp.tool(app=HTML_or_path_or_widget)`` registers the tool and its
+``ui://`` resource (``text/html;profile=mcp-app``), so a notebook can prototype an app and serve it to any
+host (``%mcp serve``, ``mcp-notebook serve``), this notebook's own included.
 
-A path is read again at every ``resources/read``: edit the file, re-run the call, see the change.
+A path is read again at every ``resources/read``: edit the file, re-run the call, see the change. An
+anywidget class or instance becomes a page of its own (``widget_app.py``: its module, state and a bridge
+adapter, all inline).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def app_source(app: str | Path) -> str | Callable[[], str]:
 def add_app_tool(
     server: Server,
     fn: Callable[..., Any],
-    app: str | Path,
+    app: Any,
     *,
     uri: str | None = None,
     visibility: Sequence[str] | None = None,
@@ -43,9 +45,17 @@ def add_app_tool(
     permissions: Mapping[str, Any] | None = None,
     prefers_border: bool | None = None,
     domain: str | None = None,
+    save_tool: str | None = None,
+    send_tool: str | None = None,
     **options: Any,
 ) -> Tool:
-    """Register ``fn`` as a tool whose app is ``app``, and the app as the resource ``uri``."""
+    """Register ``fn`` as a tool whose app is ``app``, and the app as the resource ``uri``.
+
+    ``app`` is an HTML document, the path of a ``.html`` file, or an anywidget class or instance
+    (``save_tool`` / ``send_tool``: the tools its ``model.save_changes()`` / ``model.send()`` call; the
+    rules are in :mod:`.widget_app`)."""
+    from .widget_app import is_widget, widget_source
+
     name = options.get("name") or fn.__name__
     uri = uri or f"ui://notebook/{name}.html"
     if not uri.startswith("ui://"):
@@ -61,7 +71,14 @@ def add_app_tool(
         resource_ui["prefersBorder"] = prefers_border
     if domain:
         resource_ui["domain"] = domain  # a host gives the view an origin of its own (here: apps/origin.py)
-    source = app_source(app)
+    if is_widget(app):
+        source: str | Callable[[], str] = widget_source(
+            app, name=name, save_tool=save_tool, send_tool=send_tool
+        )
+    elif save_tool or send_tool:
+        raise ValueError("save_tool= and send_tool= are for an anywidget served as an app (app=MyWidget)")
+    else:
+        source = app_source(app)
     meta = {"ui": resource_ui} if resource_ui else None
 
     def contents() -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -145,3 +146,15 @@ def test_only_the_widgets_own_synced_traits_are_its_state() -> None:
     state, binary = widget_state(Counter)
     assert set(state) == {"count", "label", "blob"} and binary == ["blob"]
     assert widget_state(Counter(count=1))[0]["count"] == 1
+
+
+def test_the_readme_example_serves_its_widget(shell: Any) -> None:
+    """README "Serve a widget as an app": the example runs as written in a notebook."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "anywidget.AnyWidget" in b]
+    shell.run_cell(block).raise_error()
+    mcp = shell.user_ns["mcp"]
+    assert mcp.tool_def("counter")["_meta"]["ui"]["resourceUri"] == "ui://notebook/counter.html"
+    page = mcp.calls.client("local").read_resource("ui://notebook/counter.html")["contents"][0]["text"]
+    assert config_of(page)["state"] == {"count": 0, "label": "clicks"}
+    assert mcp.call("counter", {"start": 41}).structured == {"count": 41, "label": "from the tool"}

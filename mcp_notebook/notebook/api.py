@@ -427,7 +427,10 @@ class NotebookMCP(Browsing):
         from .calls.widgets import ToolForm
 
         tool_def = self.tool_def(name)
-        return ToolForm(name, tool_def, partial(self._start_quietly, name), self.calls.surface.here())
+        surface = self.calls.surface.here()
+        shell = surface.shell
+        namespace = (lambda: shell.user_ns) if shell is not None else None  # a DataFrame by name
+        return ToolForm(name, tool_def, partial(self._start_quietly, name), surface, namespace)
 
     def start(
         self,

@@ -5,7 +5,7 @@ Pure: no I/O beyond reading a file an ``Image(path=...)`` names, no servers. See
 
 from __future__ import annotations
 
-from ._jsonable import jsonable_arguments
+from ._jsonable import finite, jsonable_arguments
 from .content import (
     Audio,
     EmbeddedResource,
@@ -37,6 +37,7 @@ __all__ = [
     "ToolResult",
     "decode_cursor",
     "encode_cursor",
+    "finite",
     "input_schema_for",
     "jsonable_arguments",
     "make_tool",

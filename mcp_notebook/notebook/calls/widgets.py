@@ -435,7 +435,9 @@ class ToolForm:
         tool_def: Mapping[str, Any],
         call: Callable[[dict[str, Any]], CallHandle],
         surface: Surface | None = None,
+        namespace: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
+        """``namespace``: the notebook's variables (a DataFrame parameter's "Use a variable")."""
         from ..forms.form import SchemaForm
         from .handle import Surface
 
@@ -452,6 +454,7 @@ class ToolForm:
             description=tool_def.get("description") or None,  # under the title (issue 11 item 8)
             submit_label="Call",
             on_submit=self._submit,
+            namespace=namespace,
         )
         self.widget = self.form.widget
 

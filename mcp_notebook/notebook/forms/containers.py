@@ -398,6 +398,12 @@ def build_object(kit: Kit, spec: Spec) -> Field:
 
 
 def build_array(kit: Kit, spec: Spec) -> Field:
+    """Rows of flat objects (a DataFrame's records) are a grid (``table``); other arrays a list of rows."""
+    from .table import build_table, table_columns
+
+    columns = table_columns(kit.root, spec.schema["items"], spec.prepared.refs)
+    if columns is not None:
+        return build_table(kit, spec, columns)
     return with_default(ArrayField(kit, spec))
 
 

@@ -19,7 +19,7 @@ import enum
 import html
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,9 +55,15 @@ _PLACEHOLDERS = {
 class Kit:
     """Per-form shared state: the root schema (for ``$ref``) and shared layouts (building speed)."""
 
-    def __init__(self, root: Schema, matches: Callable[[Schema, Any], bool]) -> None:
+    def __init__(
+        self,
+        root: Schema,
+        matches: Callable[[Schema, Any], bool],
+        namespace: Callable[[], Mapping[str, Any]] | None = None,
+    ) -> None:
         self.root = root
         self.matches = matches  # does a JSON value fit a branch schema? (jsonschema, from the form)
+        self.namespace = namespace  # the notebook's variables (a table field's "use a variable")
         self.lazy = False  # build optional nested sections on first open (large forms)
         # Layouts and styles are widgets too: sharing them halves the widgets a form creates.
         self.plain = widgets.Layout()

@@ -20,7 +20,7 @@ import ipywidgets as widgets
 
 from ..._jsonschema import ValidationError
 from ...tools.validation import SchemaProblem, schema_check
-from .containers import NullableField, UnionField, build_root
+from .containers import LazyField, NullableField, UnionField, build_root
 from .fields import EMPTY, ERROR, WARN, Field, Key, Kit
 
 __all__ = ["FieldError", "FormInvalid", "SchemaForm"]
@@ -61,14 +61,18 @@ class SchemaForm:
         on_submit: Callback | None = None,
         values: Mapping[str, Any] | None = None,
         extra_buttons: Sequence[tuple[str, Callback]] = (),
+        namespace: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
+        """``namespace``: the notebook's variables (or a function returning them), for a table field's
+        "Use a variable" (a DataFrame by name); without it a table has no such choice."""
         self.schema = schema
         self.on_submit = on_submit
         self._check = schema_check(schema, strict=False)
         notes = []
         if self._check.problem and self._check.validator_class is None:
             notes.append(f"{self._check.problem}: values are not checked here; the server checks them.")
-        self._root = build_root(Kit(schema, self._matches), schema)
+        names = namespace if namespace is None or callable(namespace) else (lambda: namespace)
+        self._root = build_root(Kit(schema, self._matches, names), schema)
         self._top = widgets.HTML()
         self._summary = widgets.HTML()  # next to the buttons: an error higher up may be off-screen
         #: Where callback tracebacks are shown (STYLE rule 7).
@@ -97,6 +101,16 @@ class SchemaForm:
         """The current value as JSON; optional fields left empty are omitted."""
         value = self._root.get()
         return {} if value is EMPTY else value
+
+    def field(self, name: str) -> Field:
+        """The field of top-level property ``name`` (a table: ``.paste(text)``, ``.use_variable(n)``)."""
+        fields = getattr(self._root, "fields", None) or {}
+        if name not in fields:
+            raise KeyError(f"the form has no field {name!r}")
+        found: Field = fields[name]
+        if isinstance(found, LazyField):  # a section of a large form is built when asked for
+            found = found.open()
+        return found.inner if isinstance(found, NullableField) else found
 
     def set_value(self, value: Mapping[str, Any]) -> None:
         """Show ``value`` in the fields; fields it does not mention go back to their defaults (or empty).

@@ -190,3 +190,88 @@ def test_a_strict_host_runs_the_widget_inline(browser: Browser) -> None:
         assert any("running the widget's module inline" in str(line) for line in logs), logs
     finally:
         page.close()
+
+
+ROUND_TRIP_ESM = """
+function render({ model, el }) {
+  const ask = document.createElement("button");
+  ask.id = "ask";
+  ask.textContent = "ask";
+  ask.onclick = () => model.send({ question: model.get("question") });
+  const answer = document.createElement("div");
+  answer.id = "answer";
+  model.on("msg:custom", (content) => { answer.textContent = `answer ${JSON.stringify(content)}`; });
+  const grow = document.createElement("button");
+  grow.id = "grow";
+  grow.textContent = "grow";
+  grow.onclick = () => { el.style.height = "300px"; };
+  el.append(ask, answer, grow);
+  return () => { window.parent.postMessage({ jsonrpc: "2.0", method: "cleaned-up" }, "*"); };
+}
+export default { render };
+"""
+
+ROUND_TRIP_HOST = """<!doctype html><html><body>
+<iframe id="app" style="width:400px;height:120px"></iframe><script>
+window.messages = [];
+const frame = document.getElementById("app");
+const send = (m) => frame.contentWindow.postMessage(Object.assign({jsonrpc: "2.0"}, m), "*");
+addEventListener("message", (event) => {
+  if (event.source !== frame.contentWindow) return;
+  const m = event.data;
+  window.messages.push(m);
+  if (m.method === "ui/initialize") {
+    send({id: m.id, result: {protocolVersion: "2026-01-26", hostInfo: {name: "fake", version: "1"},
+          hostCapabilities: {serverTools: {}}, hostContext: {theme: "light"}}});
+  } else if (m.method === "tools/call") {
+    const structuredContent = {echo: m.params.arguments.content, by: m.params.name};
+    send({id: m.id, result: {content: [], structuredContent}});
+  }
+});
+window.hostSend = send;
+frame.srcdoc = DOCUMENT;
+</script></body></html>"""
+
+
+def test_send_size_theme_and_teardown_under_a_host(browser: Browser) -> None:
+    """Outside JupyterLab, a host of a few lines: ``model.send`` round-trips through the ``send_tool``
+    (its structuredContent comes back as msg:custom), the page reports its size as it grows, follows
+    host-context-changed, and ``ui/resource-teardown`` runs the widget's cleanup before the answer."""
+    import anywidget
+    import traitlets
+
+    class Asker(anywidget.AnyWidget):
+        _esm = ROUND_TRIP_ESM
+        question = traitlets.Unicode("why?").tag(sync=True)
+
+    document = widget_document(Asker, name="asker", send_tool="answer")
+    page = browser.new_page()
+    messages = "window.messages"
+    try:
+        page.set_content(ROUND_TRIP_HOST.replace("DOCUMENT", json.dumps(document).replace("</", "<\\/")))
+        app = page.frame_locator("#app")
+        app.locator("#ask").click()
+        expect(app.locator("#answer")).to_have_text(
+            'answer {"echo":{"question":"why?"},"by":"answer"}', timeout=UI_TIMEOUT_MS
+        )
+        app.locator("#grow").click()
+        page.wait_for_function(
+            f"() => {messages}.some((m) => m.method === 'ui/notifications/size-changed'"
+            " && m.params.height > 300)",
+            timeout=UI_TIMEOUT_MS,
+        )
+        page.evaluate(
+            "() => window.hostSend({method: 'ui/notifications/host-context-changed', params: {theme: 'dark',"
+            " styles: {variables: {'--color-text-primary': 'rgb(1, 2, 3)'}}}})"
+        )
+        expect(app.locator("html")).to_have_attribute("data-theme", "dark")
+        expect(app.locator("html")).to_have_css("--jp-ui-font-color1", "rgb(1, 2, 3)")
+        page.evaluate("() => window.hostSend({id: 99, method: 'ui/resource-teardown', params: {}})")
+        page.wait_for_function(f"() => {messages}.some((m) => m.id === 99)", timeout=UI_TIMEOUT_MS)
+        order = page.evaluate(
+            f"() => {messages}.filter((m) => m.method === 'cleaned-up' || m.id === 99)"
+            ".map((m) => m.method || 'answered')"
+        )
+        assert order == ["cleaned-up", "answered"]
+    finally:
+        page.close()

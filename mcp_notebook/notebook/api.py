@@ -35,9 +35,9 @@ from .calls.pipeline import Calls, Target, merge_arguments
 from .calls.policy import LOCAL, AuditLog, Policy
 from .calls.task_file import default_file
 from .calls.tasks import TaskBook
+from .calls.tool_list import ToolList
 from .config import MCPNotebook
 from .recording import NotebookRecording, Recordings
-from .rendering.views import ToolsView
 
 if TYPE_CHECKING:
     from ..engine.runtime import Runtime
@@ -294,8 +294,10 @@ class NotebookMCP(Browsing):
         registry = self.server.tools
         return {n: t.definition for n in registry.names() if (t := registry.get(n)) is not None}
 
-    def tools(self, server: str | None = None) -> ToolsView:
-        """Local and remote tools, one table; each tool's schemas expand in HTML (or ``.schema(name)``)."""
+    def tools(self, server: str | None = None) -> ToolList:
+        """Local and remote tools, one table; each tool's schemas expand in HTML (or ``.schema(name)``).
+        In a live notebook each tool's name is a button opening its form under the table
+        (``.open(name)`` from code)."""
         servers = [server] if server else self.connections()
         found: list[tuple[str, dict[str, Any]]] = []
         notes: list[str] = []
@@ -309,7 +311,10 @@ class NotebookMCP(Browsing):
                 notes.append(f"{name}: could not list tools: {type(exc).__name__}: {exc}")
                 continue
             found.extend((name, tools[t]) for t in sorted(tools) if not app_only(tools[t]))
-        return ToolsView(found, notes)
+        surface = self.calls.surface.here()  # a row's form opens under this cell, whoever clicks
+        return ToolList(
+            found, notes, open_form=partial(self._tool_form, surface), surface=surface, live=not self.headless
+        )
 
     def tool_def(self, name: str) -> dict[str, Any]:
         """The wire definition (schemas, annotations) of ``SERVER.TOOL`` or a notebook tool."""
@@ -424,13 +429,15 @@ class NotebookMCP(Browsing):
 
     def form(self, name: str) -> ToolForm:
         """A form for the tool's inputSchema; submitting calls it and shows the call under the form."""
+        return self._tool_form(self.calls.surface.here(), name)
+
+    def _tool_form(self, surface: Surface, name: str) -> ToolForm:
         from .calls.widgets import ToolForm
 
         tool_def = self.tool_def(name)
-        surface = self.calls.surface.here()
         shell = surface.shell
         namespace = (lambda: shell.user_ns) if shell is not None else None  # a DataFrame by name
-        return ToolForm(name, tool_def, partial(self._start_quietly, name), surface, namespace)
+        return ToolForm(name, tool_def, partial(self._start_quietly, name, surface), surface, namespace)
 
     def start(
         self,
@@ -446,9 +453,11 @@ class NotebookMCP(Browsing):
         self._show_app(handle)
         return self.calls.start(handle)
 
-    def _start_quietly(self, name: str, arguments: dict[str, Any]) -> CallHandle:
-        # from a click handler: never block the kernel's main thread; the form renders the handle itself
-        return self.calls.start(self.prepare(name, arguments), show=False)
+    def _start_quietly(self, name: str, surface: Surface, arguments: dict[str, Any]) -> CallHandle:
+        # from a click handler: never block the kernel's main thread; the form renders the handle itself,
+        # in the form's cell (the click's own parent is no cell)
+        handle = self.calls.prepare(name, dict(arguments), None, surface)
+        return self.calls.start(handle, show=False)
 
     # ---- MCP Apps ------------------------------------------------------------------------------------------
     def _show_app(self, handle: CallHandle) -> None:

@@ -137,11 +137,13 @@ class Calls:
         self.policy.headless_policy = check_verdict(self.config.effective_headless_policy())
         return self.policy.decide(target.server, target.tool, target.definition)
 
-    def context(self, target: Target) -> dict[str, Any]:
-        """What every call handle of this notebook shares: where it runs and shows, and the policy's say."""
+    def context(self, target: Target, surface: Surface | None = None) -> dict[str, Any]:
+        """What every call handle of this notebook shares: where it runs and shows, and the policy's say.
+        ``surface``: where the call shows when not the running cell (a form's Call: the form's cell)."""
         return {
             "runtime": self.runtime,
-            "surface": self.surface.here(),  # the asking cell: its output lands there, from any thread
+            # the asking cell: its output lands there, from any thread
+            "surface": surface if surface is not None else self.surface.here(),
             "interactive": not self.policy.headless,
             "trusted": self.policy.is_trusted(target.server),
             "remember": partial(self.policy.always_allow, target.server, target.tool),
@@ -150,7 +152,13 @@ class Calls:
             "max_image_bytes": self.config.max_image_bytes,
         }
 
-    def handle(self, target: Target, arguments: dict[str, Any], timeout: float | None = None) -> CallHandle:
+    def handle(
+        self,
+        target: Target,
+        arguments: dict[str, Any],
+        timeout: float | None = None,
+        surface: Surface | None = None,
+    ) -> CallHandle:
         """Decide, write the audit entry and build the (tracked) handle; nothing runs yet."""
         decision = self.decide(target)
         server, tool, client = target.server, target.tool, target.client
@@ -187,17 +195,22 @@ class Calls:
             entry=entry,
             runner=runner,
             view=self.view,
-            **self.context(target),
+            **self.context(target, surface),
         )
         made.append(handle)
         self.track(handle)
         return handle
 
     def prepare(
-        self, name: str | Target, arguments: dict[str, Any], timeout: float | None = None
+        self,
+        name: str | Target,
+        arguments: dict[str, Any],
+        timeout: float | None = None,
+        surface: Surface | None = None,
     ) -> CallHandle:
         """:meth:`resolve` (unless given a :class:`Target`) then :meth:`handle`: the name is read once."""
-        return self.handle(name if isinstance(name, Target) else self.resolve(name), arguments, timeout)
+        target = name if isinstance(name, Target) else self.resolve(name)
+        return self.handle(target, arguments, timeout, surface)
 
     def track(self, handle: CallHandle) -> None:
         """Keep a running handle until it ends (closing the notebook's connections cancels it)."""

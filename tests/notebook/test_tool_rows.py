@@ -1,0 +1,64 @@
+"""``%mcp tools`` rows are clickable into the tool's form, in the same cell output (issue 19).
+
+Before: the listing was a static table (no ``ToolList``, no buttons); these tests failed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_notebook.notebook.calls.tool_list import ToolList
+from mcp_notebook.notebook.calls.widgets import WIDGET_MIME, ToolForm
+from tests.notebook.ipyshell import WAIT, api, published
+
+
+def add_tool(mcp: Any) -> None:
+    @mcp.tool
+    def add(a: int, b: int = 2) -> int:
+        """Add two numbers."""
+        return a + b
+
+
+def test_a_row_button_opens_the_tools_form_under_the_list(shell: Any, interactive: None) -> None:
+    mcp = api(shell)
+    add_tool(mcp)
+    shell.run_cell("%mcp tools")
+    [listing_out] = [
+        o for o in published(shell) if str(o["transient"]["display_id"]).startswith("mcp-tools-")
+    ]
+    assert WIDGET_MIME in listing_out["data"] and "<td>add</td>" in listing_out["data"]["text/html"]
+    listing = mcp.tools()
+    assert isinstance(listing, ToolList) and listing.rows[0]["call as"] == "add"
+    listing._ipython_display_()
+    listing.buttons["add"].click()  # as the person clicks it
+    [form] = listing.forms
+    assert isinstance(form, ToolForm)
+    same = mcp.form("add")  # the form %mcp form add gives
+    assert form.form.schema == same.form.schema and form.title == same.title
+    shown = [o["transient"]["display_id"] for o in published(shell)]
+    assert form.display_id in shown and form.result_display_id in shown
+    assert shown.index(form.display_id) > shown.index(listing.display_id)  # under the list
+    handle = form.submit({"a": 40})
+    handle.wait(WAIT)
+    assert handle.structured == {"result": 42}
+    [*_, last] = [o for o in published(shell) if o["transient"]["display_id"] == form.result_display_id]
+    assert "42" in last["data"]["text/plain"]
+
+
+def test_open_from_code_and_unknown_names(shell: Any, interactive: None) -> None:
+    mcp = api(shell)
+    add_tool(mcp)
+    listing = mcp.tools()
+    assert listing.open("add").label == "add"
+    with pytest.raises(KeyError, match="no tool 'nope'"):
+        listing.open("nope")
+
+
+def test_without_a_frontend_the_list_is_the_static_table(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS", "1")
+    mcp = api(shell)
+    add_tool(mcp)
+    bundle = mcp.tools()._repr_mimebundle_()
+    assert WIDGET_MIME not in bundle and "add" in bundle["text/plain"]

@@ -37,6 +37,7 @@ from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..engine.runtime import Runtime, set_blocking_hook
+from ..engine.workers import run_in_worker
 
 if TYPE_CHECKING:
     from ..engine.server import Server
@@ -331,7 +332,7 @@ class KernelThread:
     def uninstall(self, server: Server) -> None:
         """Back to the default (a worker thread per call). The listener stays, inert."""
         if server.run_sync == self.run_sync:
-            server.run_sync = asyncio.to_thread
+            server.run_sync = run_in_worker
         if server.run_async == self.run_async:
             server.run_async = None
         self._servers = [s for s in self._servers if s is not server]

@@ -1,0 +1,130 @@
+"""The worker threads sync tools run in (engine/workers.py): what asyncio.to_thread gave, for less."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from mcp_notebook import Client, Server
+from mcp_notebook.engine import workers
+from mcp_notebook.engine.workers import run_in_worker
+
+WAIT = 10.0
+who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+
+
+async def test_runs_in_another_thread_with_the_callers_context() -> None:
+    who.set("caller")
+    here = threading.get_ident()
+    seen = await run_in_worker(lambda: (threading.get_ident(), who.get()))
+    assert seen[0] != here
+    assert seen[1] == "caller"
+
+
+async def test_the_exception_reaches_the_caller() -> None:
+    def fail() -> None:
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        await run_in_worker(fail)
+
+
+async def test_calls_run_concurrently() -> None:
+    """As many calls as there may be workers, each waiting for all: they finish only if they run at once."""
+    n = workers.MAX_WORKERS
+    barrier = threading.Barrier(n, timeout=WAIT)
+    results = await asyncio.gather(*(run_in_worker(lambda i=i: (barrier.wait(), i)[1]) for i in range(n)))
+    assert results == list(range(n))
+
+
+async def test_a_call_cancelled_before_a_worker_takes_it_never_runs() -> None:
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def hold() -> None:
+        started.release()
+        release.wait(WAIT)
+
+    # every worker busy (the ones already idle, and as many more as the bound allows)
+    holders = [asyncio.ensure_future(run_in_worker(hold)) for _ in range(workers.MAX_WORKERS)]
+    for _ in holders:
+        assert await asyncio.to_thread(started.acquire, True, WAIT)
+    ran = threading.Event()
+    late = asyncio.ensure_future(run_in_worker(ran.set))
+    await asyncio.sleep(0)
+    late.cancel()
+    release.set()
+    await asyncio.gather(*holders)
+    assert await run_in_worker(lambda: "after") == "after"  # every queued job before this one was taken
+    assert late.cancelled()
+    assert not ran.is_set()
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.submitted = 0
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        self.submitted += 1
+        return super().submit(*args, **kwargs)
+
+
+def make_server(gate: threading.Event | None = None, entered: threading.Event | None = None) -> Server:
+    server = Server("workers")
+
+    @server.tool
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    @server.tool
+    def wait_for_gate() -> str:
+        """Block until the test opens the gate."""
+        assert gate is not None and entered is not None
+        entered.set()
+        gate.wait(WAIT)
+        return "open"
+
+    return server
+
+
+async def test_a_sync_tool_call_hops_without_the_loops_executor() -> None:
+    """One hop per call on our own workers: no concurrent.futures machinery (issue 21, per-call cost)."""
+    executor = CountingExecutor()
+    asyncio.get_running_loop().set_default_executor(executor)
+    try:
+        async with Client(make_server()) as client:
+            executor.submitted = 0
+            for _ in range(5):
+                result = await client.call_tool("echo", {"text": "x"})
+                assert result["content"] == [{"type": "text", "text": "x"}]
+        assert executor.submitted == 0
+    finally:
+        executor.shutdown(wait=False)
+
+
+def test_a_blocked_sync_tool_does_not_hold_up_the_end_of_asyncio_run() -> None:
+    """asyncio.to_thread's executor is joined when asyncio.run ends: a tool blocked forever held it up."""
+    gate, entered = threading.Event(), threading.Event()
+
+    async def main() -> None:
+        async with Client(make_server(gate, entered)) as client:
+            call = asyncio.ensure_future(client.call_tool("wait_for_gate", {}))
+            assert await asyncio.to_thread(entered.wait, WAIT)
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+
+    runner = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+    runner.start()
+    runner.join(WAIT / 2)
+    ended = not runner.is_alive()
+    gate.set()  # the worker finishes either way
+    runner.join(WAIT)
+    assert entered.is_set()
+    assert ended, "asyncio.run waited for the blocked tool"

@@ -57,6 +57,32 @@ const MODE_STYLE = {
     "border:1px solid var(--jp-border-color1, #ccc);box-shadow:0 4px 16px rgba(0,0,0,.3)",
 };
 const MAX_DOWNLOAD = 50 * 1024 * 1024; // bytes, per file
+const TEARDOWN_MS = 3000; // how long a removed output's app may take to answer ui/resource-teardown
+
+// Where the app's frame lives. JupyterLab and Notebook 7 detach an output's DOM before its widget's cleanup
+// runs (Clear Outputs, a re-run cell), and a detached iframe's page is gone at once: an app inside the
+// output could never be told. So the frame lives in a layer of ours at the end of the output *area* (the
+// widget that holds a cell's outputs; it stays when they are cleared), laid over a slot in this output
+// (as VS Code hosts webviews): removing the output removes the slot, the frame stays, the cleanup sends
+// ui/resource-teardown, waits for the answer (bounded), and only then removes the frame. The layer is a
+// zero-size node after the outputs (Lumino inserts outputs before it), so nothing else moves; outside an
+// output area (another front end) the frame goes into the slot itself, as before.
+function layerFor(slot) {
+  const area = slot.parentElement && slot.parentElement.closest(".jp-OutputArea");
+  if (!area) return null;
+  let layer = [...area.children].find((child) => child.classList.contains("mcpnb-app-layer"));
+  if (!layer) {
+    layer = document.createElement("div");
+    layer.className = "mcpnb-app-layer";
+    layer.style.cssText = "position:relative;width:0;height:0;overflow:visible";
+    const origin = document.createElement("div"); // where position:fixed puts (0, 0), for the other modes
+    origin.className = "mcpnb-app-layer-origin";
+    origin.style.cssText = "position:fixed;left:0;top:0;width:0;height:0;pointer-events:none";
+    layer.append(origin);
+    area.append(layer);
+  }
+  return layer;
+}
 
 function labTheme() {
   // JupyterLab marks the body with the current theme's lightness
@@ -122,7 +148,11 @@ function render({ model, el }) {
   const away = document.createElement("div");
   away.className = "mcpnb-app-away";
   away.style.display = "none";
-  root.append(head, status, asks);
+  // the frame's place in the output: the frame itself is laid over it (layerFor)
+  const slot = document.createElement("div");
+  slot.className = "mcpnb-app-slot";
+  slot.style.cssText = "width:100%;display:block";
+  root.append(head, status, asks, slot);
   el.append(away, root);
 
   let initialized = false;
@@ -136,6 +166,9 @@ function render({ model, el }) {
   // closes it for good the moment the view's frame loads a second time (only about:blank can load there):
   // nothing is relayed after that.
   let frame = null;
+  let layer = null; // the output area's layer the frame is laid in (null: the frame is in the slot)
+  let placed = ""; // the frame's box as last written
+  let following = 0; // the animation frame that keeps the frame over the slot
   let proxyReady = false;
   let closed = false;
   let pendingHtml = null;
@@ -145,9 +178,9 @@ function render({ model, el }) {
     next.setAttribute("sandbox", model.get("sandbox"));
     if (model.get("allow")) next.setAttribute("allow", model.get("allow"));
     next.setAttribute("title", model.get("title") || "MCP App");
-    next.style.cssText = "width:100%;display:block;background:transparent;border:0";
+    next.style.cssText = "width:100%;height:100%;display:block;background:transparent;border:0;box-sizing:border-box";
     if (model.get("prefers_border")) next.style.border = "1px solid var(--jp-border-color1, #ccc)";
-    next.style.height = `${model.get("height")}px`;
+    slot.style.height = inlineHeight || `${model.get("height")}px`;
     const origin = originProxy();
     if (origin) {
       // an app that asked for a domain: a guard document of ours (JupyterLab's origin, our code only) whose
@@ -160,9 +193,41 @@ function render({ model, el }) {
     proxyReady = false;
     closed = false;
     pendingHtml = html;
-    if (frame) frame.replaceWith(next);
-    else root.append(next);
-    frame = next;
+    if (frame && frame.isConnected) frame.replaceWith(next); // placed: the new one takes its place
+    frame = next; // otherwise placed by follow(), once the slot is in the page
+    placed = "";
+    follow();
+  };
+  // keep the frame over the slot (every animation frame; writes only what changed): absolutely inside the
+  // layer while inline (the notebook's scrolling carries both), fixed like the overlay in the other modes;
+  // hidden, never removed, while the slot is not shown (a collapsed output, a hidden tab, a removed output)
+  const follow = () => {
+    following = 0;
+    if (!frame) return;
+    if (!frame.isConnected) {
+      if (!slot.isConnected) return void (following = requestAnimationFrame(follow));
+      layer = layerFor(slot);
+      if (layer) layer.append(frame);
+      else slot.append(frame);
+    }
+    if (layer) {
+      const box = slot.isConnected ? slot.getBoundingClientRect() : null;
+      let want = "visibility:hidden";
+      if (box && box.width > 0 && box.height > 0) {
+        const fixed = mode !== "inline";
+        const origin = (fixed ? layer.firstElementChild : layer).getBoundingClientRect();
+        want =
+          `position:${fixed ? "fixed" : "absolute"};left:${box.left - origin.left}px;top:${box.top - origin.top}px;` +
+          `width:${box.width}px;height:${box.height}px;z-index:${fixed ? 10001 : 1}`;
+      }
+      if (want !== placed) {
+        placed = want;
+        frame.style.cssText = frame.style.cssText.replace(/(^|;)\s*(position|left|top|width|height|z-index|visibility):[^;]*/g, "");
+        frame.style.cssText += `;${want}`;
+        if (want.startsWith("position")) frame.style.visibility = "";
+      }
+    }
+    following = requestAnimationFrame(follow);
   };
   const originProxy = () => {
     const found = proxyOrigin(model.get("origin"));
@@ -186,7 +251,14 @@ function render({ model, el }) {
     model.send({ kind: "closed", reason: why });
   };
 
-  const copy = (direction, message, handled) => model.send({ kind: direction, message, handled });
+  const tell = (content) => {
+    try {
+      model.send(content);
+    } catch {
+      // the kernel side is gone (its comm closed): the app still gets its answers from the page
+    }
+  };
+  const copy = (direction, message, handled) => tell({ kind: direction, message, handled });
   const toApp = (message) => {
     if (closed || !frame) return;
     if (frame.contentWindow) frame.contentWindow.postMessage(message, "*"); // its origin is opaque
@@ -214,7 +286,7 @@ function render({ model, el }) {
     if (mode === "inline") {
       return { width: Math.round(root.getBoundingClientRect().width) || undefined, maxHeight: model.get("max_height") };
     }
-    const box = frame ? frame.getBoundingClientRect() : root.getBoundingClientRect();
+    const box = slot.getBoundingClientRect();
     return { width: Math.round(box.width) || undefined, height: Math.round(box.height) || undefined };
   };
   const context = () => {
@@ -264,7 +336,7 @@ function render({ model, el }) {
     if (Number.isFinite(height)) {
       const bounded = Math.max(MIN_HEIGHT, Math.min(Math.ceil(height), model.get("max_height")));
       inlineHeight = `${bounded}px`;
-      if (frame && mode === "inline") frame.style.height = inlineHeight; // elsewhere the box decides
+      if (mode === "inline") slot.style.height = inlineHeight; // elsewhere the box decides
     }
   };
 
@@ -298,14 +370,12 @@ function render({ model, el }) {
     mode = next;
     root.dataset.mode = next;
     root.style.cssText = MODE_STYLE[next];
-    if (frame) {
-      if (next === "inline") {
-        frame.style.flex = "";
-        frame.style.height = inlineHeight || `${model.get("height")}px`;
-      } else {
-        frame.style.flex = "1 1 auto";
-        frame.style.height = "0";
-      }
+    if (next === "inline") {
+      slot.style.flex = "";
+      slot.style.height = inlineHeight || `${model.get("height")}px`;
+    } else {
+      slot.style.flex = "1 1 auto";
+      slot.style.height = "0";
     }
     away.style.display = next === "inline" ? "none" : "";
     away.textContent = next === "inline" ? "" : `The app is shown ${next === "pip" ? "picture-in-picture" : "fullscreen"}. `;
@@ -459,7 +529,10 @@ function render({ model, el }) {
       request("ui/resource-teardown", {}, msg.timeout_ms || 3000)
         .then(() => model.send({ kind: "torn_down", ok: true }))
         .catch((error) => model.send({ kind: "torn_down", ok: false, error: String(error.message || error) }))
-        .finally(() => frame && frame.remove());
+        .finally(() => {
+          if (frame) frame.remove();
+          frame = null;
+        });
     }
   };
   model.on("msg:custom", onCustom);
@@ -522,11 +595,29 @@ function render({ model, el }) {
   load();
 
   return () => {
-    // the output is going away (cleared, cell re-run): tell the app, while its frame is still there
-    if (initialized && frame && frame.contentWindow) {
-      frame.contentWindow.postMessage({ jsonrpc: "2.0", id: `host-${nextId++}`, method: "ui/resource-teardown", params: {} }, "*");
+    // the output is gone (cleared, cell re-run) but the frame, in the layer, is not: tell the app, wait
+    // for its answer (bounded), then remove the frame and stop listening
+    if (following) cancelAnimationFrame(following);
+    following = 0;
+    const gone = frame;
+    frame = null; // nothing is laid out or loaded for this output any more
+    const finish = () => {
+      if (gone) gone.remove();
+      window.removeEventListener("message", onMessage);
+    };
+    if (gone && gone.isConnected && !slot.isConnected) gone.style.visibility = "hidden";
+    if (initialized && !closed && gone && gone.isConnected && gone.contentWindow) {
+      frame = gone; // the bridge still speaks to it until it answered
+      request("ui/resource-teardown", {}, TEARDOWN_MS)
+        .then(() => tell({ kind: "torn_down", ok: true, by: "output removed" }))
+        .catch((error) => tell({ kind: "torn_down", ok: false, error: String(error.message || error) }))
+        .finally(() => {
+          frame = null;
+          finish();
+        });
+    } else {
+      finish();
     }
-    window.removeEventListener("message", onMessage);
     model.off("msg:custom", onCustom);
     model.off("change:html", load);
     model.off("change:status", showStatus);

@@ -461,6 +461,48 @@ def test_long_fractions_stay_on_the_fast_decoder(monkeypatch: pytest.MonkeyPatch
     assert message.result == {"x": 0.00012345678901234567} and used == []
 
 
+# The long-integer check looks at every 19th character and follows the digits it finds; it must say exactly
+# what a scan of every character says, wherever the runs fall (and whatever the text around them).
+_pieces = st.sampled_from(["0", "7", "9" * 18, "1" * 19, "5" * 40, ".", "-", "x", "é", '"', ",", "e"])
+
+
+@settings(max_examples=400)
+@given(parts=st.lists(_pieces, max_size=120), pad=st.integers(0, 60))
+def test_the_sampled_long_integer_check_agrees_with_a_full_scan(parts: list[str], pad: int) -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    text = "x" * pad + "".join(parts)
+    raw = text.encode()
+    expected = jsonrpc._scan_long_integer(raw)
+    assert jsonrpc._has_long_integer(text) == expected
+    assert jsonrpc._has_long_integer(raw) == expected
+
+
+@pytest.mark.parametrize("at", [0, 1, 17, 18, 19, 37, 500_000, 1_048_576 - 19])
+@pytest.mark.parametrize("after", ["", ".", '"', "é"])
+def test_a_long_integer_anywhere_in_a_large_message_is_found(at: int, after: str) -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    text = "a" * 1_048_576
+    if at and after:
+        at -= 1
+    text = text[:at] + after + "1234567890123456789" + text[at + len(after) + 19 :]
+    found = after != "."  # after a "." the digits are a fraction's: no integer to lose
+    assert jsonrpc._has_long_integer(text) is found
+    assert jsonrpc._has_long_integer(text.encode()) is found
+    assert jsonrpc._has_long_integer(text[: at + len(after) + 18] + "x" * 100) is False  # 18 digits only
+
+
+def test_a_message_dense_with_digits_still_finds_its_long_integer() -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    numbers = ",".join(str(n) for n in range(100_000))  # digits everywhere: the whole-scan path
+    assert jsonrpc._has_long_integer(numbers) is False
+    assert jsonrpc._has_long_integer(numbers + "," + str(2**64)) is True
+    [message] = parse('{"jsonrpc":"2.0","id":1,"result":{"n":[' + numbers + "," + str(2**64) + "]}}")
+    assert message.result["n"][-1] == 2**64
+
+
 # -- parse once: a Wire carries what was decoded (read) or the message it was made from (serialize) ----------
 @given(message=valid_messages)
 def test_a_read_wire_parses_like_its_text_without_decoding_again(message: Message) -> None:

@@ -78,7 +78,6 @@ class ToolList(ToolsView):
             button = w.Button(
                 description=name,
                 tooltip=f"Open the form of {name}",
-                icon="edit",
                 layout=w.Layout(width="auto", align_self="flex-start"),
             )
             button.on_click(guarded(self.output, partial(self.open, name)))
@@ -94,9 +93,10 @@ class ToolList(ToolsView):
             ),
         )
         notes = "".join(f'<div class="mcpnb-note">{esc(n)}</div>' for n in self.notes)
-        head = w.HTML(
-            '<div class="mcpnb-title">MCP tools</div>'
-            '<div class="mcpnb-note">Click a tool to open its form here.</div>'
+        head = w.HTML(  # the widget's own styles: the page's mcpnb-* rules may not reach into a widget
+            '<div class="mcpnb-title" style="font-weight:bold">MCP tools</div>'
+            '<div class="mcpnb-note" style="font-size:12px;color:var(--jp-ui-font-color2,inherit)">'
+            "Click a tool to open its form here.</div>"
         )
         return w.VBox([head, grid, *([w.HTML(notes)] if notes else []), self.output])
 

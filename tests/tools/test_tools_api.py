@@ -24,6 +24,7 @@ def test_exported_members() -> None:
         "ToolResult",
         "decode_cursor",
         "encode_cursor",
+        "finite",
         "input_schema_for",
         "jsonable_arguments",
         "make_tool",

@@ -37,6 +37,7 @@ from ._stdio_io import (
     notify,
     oversize,
     preview,
+    widen_pipe,
 )
 from ._stdio_server import SERVER_MAX_LINE, StdioServerTransport, redirect_stdout_to_stderr
 from .base import TransportClosed, wait_event
@@ -203,6 +204,10 @@ class StdioClientTransport:
             )
         except OSError as exc:
             raise TransportClosed(f"{label}: cannot start {shlex.join(argv)}: {exc.strerror or exc}") from exc
+        for fd in (0, 1):  # the messages' pipes; stderr keeps the default
+            pipe = transport.get_pipe_transport(fd)
+            if pipe is not None:
+                widen_pipe(pipe.get_extra_info("pipe"))
         return cls(
             transport,
             protocol,

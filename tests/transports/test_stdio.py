@@ -138,6 +138,41 @@ async def test_five_megabyte_message_both_ways(tmp_path: Path) -> None:
         assert await call(transport, 2, "small") == {"echo": {}}
 
 
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_GETPIPE_SZ is Linux's")
+
+
+def pipe_size(file: Any) -> int:
+    import fcntl
+
+    return int(fcntl.fcntl(file.fileno() if hasattr(file, "fileno") else file, fcntl.F_GETPIPE_SZ))
+
+
+@linux_only
+async def test_the_pipes_to_a_spawned_server_hold_a_large_message(tmp_path: Path) -> None:
+    """1 MiB pipes (default 64 KiB): a 1 MB message crosses in one or two writes, not sixteen pipefuls."""
+    async with await start(script(tmp_path, ECHO_SERVER)) as transport:
+        transport_pipes = transport._transport  # the subprocess transport: stdin and stdout pipes
+        for fd in (0, 1):
+            pipe_transport = transport_pipes.get_pipe_transport(fd)
+            assert pipe_transport is not None
+            assert pipe_size(pipe_transport.get_extra_info("pipe")) == 1 << 20
+        assert await call(transport, 1, "small") == {"echo": {}}
+
+
+@linux_only
+async def test_a_server_over_pipes_widens_them() -> None:
+    stdin_r, stdin_w = pipe()
+    stdout_r, stdout_w = pipe()
+    transport = StdioServerTransport(stdin_r, stdout_w)
+    try:
+        await transport.send('{"jsonrpc":"2.0","method":"a"}')
+        assert pipe_size(stdin_w) == pipe_size(stdout_r) == 1 << 20
+    finally:
+        await asyncio.wait_for(transport.aclose(), WAIT)
+        stdin_w.close()
+        stdout_r.close()
+
+
 async def test_stderr_is_drained_into_a_bounded_tail(tmp_path: Path) -> None:
     seen: list[str] = []
     last = asyncio.Event()

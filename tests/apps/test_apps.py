@@ -474,3 +474,23 @@ def test_the_origin_server_serves_the_proxy_only_under_its_token() -> None:
     for wrong in (f"/{token}x/proxy", "/proxy", f"/{token}/other"):
         with pytest.raises(urllib.error.HTTPError, match="404"):
             urllib.request.urlopen(f"http://127.0.0.1:{port}{wrong}", timeout=WAIT)
+
+
+def test_a_domain_keeps_its_port_across_kernels() -> None:
+    """apps/origin.py: a domain's proxy port comes from the domain, so a restarted kernel serves the app on
+    the same origin (the browser keeps its storage per origin); a port in use moves it to the next
+    candidate. Failed before: every kernel took a random port (a new origin, empty storage)."""
+    import socket
+
+    from mcp_notebook.notebook.apps.origin import candidate_ports, origin_for
+
+    domain = "kept.example"
+    first, second = candidate_ports(domain)[:2]
+    assert candidate_ports(domain) == candidate_ports(domain) and first != second
+    assert candidate_ports("other.example")[0] != first
+    with socket.socket() as taken:  # another process (another kernel) holds the first candidate
+        taken.bind(("127.0.0.1", first))
+        taken.listen()
+        assert origin_for(domain)[0] == second
+    port, _token = origin_for("fresh.example")
+    assert port == candidate_ports("fresh.example")[0]

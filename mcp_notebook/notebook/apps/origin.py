@@ -8,6 +8,9 @@ JupyterLab itself is on loopback (the front end checks), and on the *other* loop
 ``127.0.0.1`` gets apps on ``localhost`` and the reverse, because cookies are shared across ports of one
 host name, and the view must not see JupyterLab's (``_xsrf``, the login cookie). Each ``domain`` gets its
 own port, so two apps with different domains do not share storage; apps of one domain do, as on the web.
+The port is derived from the domain (``candidate_ports``), so the origin, and the storage the browser keeps
+for it, survives a kernel restart; a second kernel serving the same domain at the same time gets the next
+free candidate (another origin, its own storage).
 
 The server answers one path, ``/<token>/proxy?policy=...`` (the token is random per kernel: a web page
 elsewhere cannot frame the proxy to read an app's storage), with the proxy document and the app's policy
@@ -16,6 +19,7 @@ as a ``Content-Security-Policy`` header, which the view's ``srcdoc`` inherits. E
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import secrets
 import threading
@@ -59,6 +63,26 @@ def proxy_policy(policy: str) -> str:
     return proxy_document(policy).split('content="', 1)[1].split('"', 1)[0]
 
 
+PORTS = range(20000, 45000)  # where a domain's port is looked for (below Linux's ephemeral range)
+TRIES = 8
+
+
+def candidate_ports(domain: str) -> list[int]:
+    """The ports ``domain``'s proxy tries, first to last: the same on every kernel and every restart, so
+    the app's origin (and with it its storage) stays the same; a port in use moves it to the next."""
+    start = int.from_bytes(hashlib.sha256(domain.encode("utf-8")).digest()[:4], "big") % len(PORTS)
+    return [PORTS[(start + i) % len(PORTS)] for i in range(TRIES)]
+
+
+def _bind(domain: str, handler: type[_Handler]) -> http.server.ThreadingHTTPServer:
+    for port in candidate_ports(domain):
+        try:
+            return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        except OSError:  # taken (another kernel serving this domain, or anything else): the next one
+            continue
+    return http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)  # a new origin: storage starts empty
+
+
 def origin_for(domain: str) -> tuple[int, str]:
     """The port and token of the loopback server for ``domain``, started on first use (a daemon thread)."""
     with _lock:
@@ -66,7 +90,7 @@ def origin_for(domain: str) -> tuple[int, str]:
         if found is None:
             token = secrets.token_urlsafe(24)
             handler = type("Handler", (_Handler,), {"token": token})
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            server = _bind(domain, handler)
             server.daemon_threads = True
             threading.Thread(
                 target=server.serve_forever, name=f"mcp-app-origin-{domain}", daemon=True

@@ -1,0 +1,121 @@
+"""Same-origin storage for an app that asks for an origin of its own (``_meta.ui.domain``, apps/origin.py):
+``localStorage`` and ``sessionStorage`` work in the view and keep what it wrote across a re-render (the
+cell re-run: a new frame), a page reload and a kernel restart (the kernel's proxy comes back on the same
+port, so the same origin: that part failed before, each kernel took a random port).
+
+The view's origin (``http://localhost:PORT``) is another site than JupyterLab's (``127.0.0.1``), so that it
+sees none of JupyterLab's cookies; its storage is therefore *third-party* storage, and the browser decides.
+Measured with Debian's Chromium 156 under Playwright: a fresh profile (``launch_persistent_context``, not
+incognito) and the default incognito-like context both refuse it (``SecurityError``: third-party cookies
+are blocked, and Playwright turns storage partitioning off); a profile that allows third-party cookies
+(Settings > Privacy > Third-party cookies, or a site exception for JupyterLab's address) gives the view
+its storage. The first test uses such a profile, the second checks the refusal, so that what the docs say
+is what was measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext, Locator, Playwright, expect, sync_playwright
+
+from .conftest import CHROMIUM, CHROMIUM_ARGS, KERNEL_TIMEOUT_MS, UI_TIMEOUT_MS, Lab, Notebook, write_notebook
+
+STORAGE_APP = """<!doctype html><html><body><div id="said">starting</div><script>
+const said = document.getElementById('said');
+try {
+  const local = Number(localStorage.getItem('visits') || 0) + 1;
+  localStorage.setItem('visits', String(local));
+  const session = Number(sessionStorage.getItem('visits') || 0) + 1;
+  sessionStorage.setItem('visits', String(session));
+  said.textContent = 'origin ' + window.origin + '; local ' + local + '; session ' + session;
+} catch (e) {
+  said.textContent = 'origin ' + window.origin + '; refused: ' + e.name;
+}
+</script></body></html>"""
+
+CELLS = [
+    "%load_ext mcp_notebook",
+    f"APP = {STORAGE_APP!r}\n"
+    "@mcp.tool(app=APP, domain='notes.example', uri='ui://t/notes.html')\n"
+    "def notes() -> str:\n    'Notes.'\n    return 'n'",
+    "%mcp call notes",
+]
+
+
+@pytest.fixture
+def playwright() -> Iterator[Playwright]:
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"no Chromium at {CHROMIUM}: bash scripts/install-browser.sh", pytrace=False)
+    os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
+    with sync_playwright() as running:
+        expect.set_options(timeout=UI_TIMEOUT_MS)
+        yield running
+
+
+def _open(context: BrowserContext, lab: Lab, name: str) -> Notebook:
+    write_notebook(lab.root / name, CELLS)
+    page = context.pages[0] if context.pages else context.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    page.goto(lab.page_url(name, name.removesuffix(".ipynb")), timeout=KERNEL_TIMEOUT_MS)
+    notebook = Notebook(page, name, lab)
+    notebook.panel.wait_for(state="visible", timeout=KERNEL_TIMEOUT_MS)
+    notebook.wait_kernel_idle()
+    notebook.run_all()
+    assert not notebook.errors(), notebook.errors()
+    return notebook
+
+
+def _said(notebook: Notebook) -> Locator:
+    guard = notebook.output(2).frame_locator("iframe.mcpnb-app-frame")
+    return guard.frame_locator("iframe").frame_locator("iframe").locator("#said")
+
+
+def test_an_app_with_a_domain_keeps_its_storage(playwright: Playwright, lab: Lab, tmp_path: Path) -> None:
+    profile = tmp_path / "profile"
+    (profile / "Default").mkdir(parents=True)
+    allow_third_party = {"profile": {"cookie_controls_mode": 0, "block_third_party_cookies": False}}
+    (profile / "Default" / "Preferences").write_text(json.dumps(allow_third_party))
+    context = playwright.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=str(CHROMIUM),
+        args=CHROMIUM_ARGS,
+        headless=True,
+        viewport={"width": 1280, "height": 900},
+        timeout=30_000,
+    )
+    try:
+        notebook = _open(context, lab, "storage.ipynb")
+        said = _said(notebook)
+        expect(said).to_contain_text("origin http://localhost:", timeout=KERNEL_TIMEOUT_MS)
+        expect(said).to_contain_text("; local 1; session 1")
+        origin = said.inner_text().split(";")[0]
+
+        notebook.run_cell(2)  # a re-render: a new frame on the same origin
+        expect(said).to_contain_text("; local 2; session 2", timeout=KERNEL_TIMEOUT_MS)
+        notebook.reload()  # the page again (sessionStorage lives as long as the tab)
+        notebook.run_cell(2)
+        expect(said).to_contain_text("; local 3; session 3", timeout=KERNEL_TIMEOUT_MS)
+        notebook.restart_kernel()  # a new kernel: its proxy comes back on the same port, the same origin
+        notebook.run_all()
+        expect(said).to_have_text(f"{origin}; local 4; session 4", timeout=KERNEL_TIMEOUT_MS)
+    finally:
+        context.close()
+        lab.shutdown_kernels()
+
+
+def test_where_third_party_storage_is_blocked_the_app_is_told(playwright: Playwright, lab: Lab) -> None:
+    """Playwright's default (incognito-like) context blocks third-party storage: the app's storage is refused
+    with a SecurityError, which the app can catch; the app still runs on its own origin."""
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    try:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        notebook = _open(context, lab, "storage-incognito.ipynb")
+        expect(_said(notebook)).to_contain_text("refused: SecurityError", timeout=KERNEL_TIMEOUT_MS)
+    finally:
+        browser.close()
+        lab.shutdown_kernels()

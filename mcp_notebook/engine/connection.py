@@ -146,6 +146,21 @@ class Connection:
     def start(self) -> None:
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"{self.name} reader")
 
+    def answer_one(self, text: str) -> None:
+        """Take the one message of a connection that carries a single request (a 2026-07-28 HTTP POST)
+        without a reader task: its handler starts at once; :meth:`end` closes the connection."""
+        self.trace.record("in", text)
+        for event in self.session.receive(text):
+            if isinstance(event, RequestReceived):
+                self._start_handler(event)
+            else:  # a refusal to send, or a note: as the reader would
+                self._spawn(self._dispatch(event), f"{self.name} dispatch")
+
+    def end(self, reason: str) -> None:
+        """Close without waiting: pending requests fail and running handlers are cancelled (they finish on
+        their own; nothing they send is delivered). The transport is the caller's to close."""
+        self._shutdown(ConnectionClosedError(f"{self.name}: {reason}"))
+
     @property
     def closed(self) -> bool:
         return self._closed.is_set()

@@ -386,6 +386,32 @@ class Server:
             self.sessions.discard(session)
             self.emit("session_closed", {"session": session})
 
+    def serve_one(self, transport: Transport, message: str, *, peer: Peer) -> Callable[[str], None]:
+        """Answer the one stateless request ``message`` (a 2026-07-28 HTTP POST) on a connection of its own.
+
+        Returns at once, the request's handler started; its answer and what it sends while answering go to
+        ``transport``. No reader task and no task of its own: a POST costs one handler task, as a request
+        of a lasting session does. Call the returned ``end(reason)`` when the exchange is over (the handler
+        is cancelled if it still runs; the connection leaves :attr:`sessions`).
+        """
+        session = ServerSession(self, transport, peer=peer, name=f"{self.name} {peer.transport}")
+        self.sessions.add(session)
+        self.emit("session_opened", {"session": session})
+
+        def end(reason: str) -> None:
+            if session not in self.sessions:
+                return
+            session.connection.end(reason)
+            self.sessions.discard(session)
+            self.emit("session_closed", {"session": session})
+
+        try:
+            session.answer_one(message)
+        except BaseException:
+            end("the request could not be started")
+            raise
+        return end
+
     async def run_stdio_async(self) -> None:
         """Serve one client on this process's stdin/stdout; ``print`` in tools goes to stderr meanwhile."""
         from ..transports.stdio import StdioServerTransport, redirect_stdout_to_stderr

@@ -142,6 +142,11 @@ class ServerSession:
         finally:
             await self.connection.aclose()
 
+    def answer_one(self, message: str) -> None:
+        """Start answering ``message``, this connection's only request (``Server.serve_one``)."""
+        self.loop = asyncio.get_running_loop()
+        self.connection.answer_one(message)
+
     async def handle(self, request: IncomingRequest) -> dict[str, Any]:
         if request.modern is not None:
             return await self._handle_modern(request)

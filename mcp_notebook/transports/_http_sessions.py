@@ -132,7 +132,8 @@ class _Session:
         self.active: dict[RequestId, _Stream] = {}  # requests not yet answered
         self._counter = 0
         self.standalone = self._new_stream(None, json_mode=False)
-        self.task: asyncio.Task[None] | None = None
+        self.task: asyncio.Task[None] | None = None  # the engine serving this session (Serves.serve)
+        self.end_engine: Callable[[str], None] | None = None  # or, for one request, how to end its engine
 
     def _new_stream(self, request: Request | None, *, json_mode: bool) -> _Stream:
         self._counter += 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,6 +33,7 @@ __all__ = [
     "NeedsToolDefinitions",
     "Peer",
     "Serves",
+    "ServesOne",
     "Transport",
     "TransportClosed",
     "wait_event",
@@ -104,6 +105,15 @@ class Serves(Protocol):
 
     def tool_input_schema(self, name: object) -> dict[str, Any] | None:
         """The inputSchema of tool ``name`` (None if unknown): modern HTTP checks ``Mcp-Param-*`` headers."""
+
+
+@runtime_checkable
+class ServesOne(Protocol):
+    """A server that answers a single stateless request without a connection loop of its own (the engine's
+    ``Server``); the HTTP server serves a 2026-07-28 POST through it, or else through :meth:`Serves.serve`."""
+
+    def serve_one(self, transport: Transport, message: str, *, peer: Peer) -> Callable[[str], None]:
+        """Start answering ``message`` over ``transport``; returns ``end(reason)``, called once it is over."""
 
 
 async def wait_event(event: asyncio.Event, timeout: float | None) -> bool:

@@ -3,10 +3,11 @@ requests on one endpoint.
 
 Modern (2026-07-28): a POST without ``Mcp-Session-Id`` whose ``_meta`` (or ``MCP-Protocol-Version``) is
 modern is checked here (``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` headers, -32020; ``_meta``, -32602/-32022;
-unknown method, 404 + -32601), then served by a short-lived engine of its own. Its response waits for the
-first message, so an early error carries its HTTP status; closing the stream cancels the request. No
-session id, no priming events, no resumption (https://modelcontextprotocol.io/specification/2026-07-28/
-basic/transports).
+unknown method, 404 + -32601), then answered by ``server.serve_one`` (the engine starts the request's
+handler at once and ends it with the exchange; a server without it, a cassette, gets a ``serve`` loop per
+POST). Its response waits for the first message, so an early error carries its HTTP status; closing the
+stream cancels the request. No session id, no priming events, no resumption
+(https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
 
 Legacy:
 
@@ -58,7 +59,7 @@ from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, bare
 from ._http_guard import error_response as _error
 from ._http_sessions import HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
-from .base import Peer, Serves, wait_event
+from .base import Peer, Serves, ServesOne, wait_event
 from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware
 from .sse import encode_comment
 
@@ -136,6 +137,9 @@ class StreamableHTTPServer:
         self.shutdown_timeout = shutdown_timeout
         self.sessions = Sessions(self.limits)
         self._modern: set[_Session] = set()  # engines of 2026-07-28 requests in flight (listen streams too)
+        # A 2026-07-28 POST is answered by serve_one (no engine loop of its own) when the server offers it.
+        self._serve_one = server.serve_one if isinstance(server, ServesOne) else None
+        self._requests = 0  # 2026-07-28 POSTs so far: their (log-only) ids
         self._runner: web.AppRunner | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._url: str | None = None
@@ -235,6 +239,8 @@ class StreamableHTTPServer:
     def _forget(self, session: _Session) -> None:
         self.sessions.pop(session.id, None)
         self._modern.discard(session)
+        if session.end_engine is not None:
+            session.end_engine(session.close_reason or "the request ended")
 
     async def _run_session(self, session: _Session) -> None:
         lasting = session.id in self.sessions  # a legacy session; else one 2026-07-28 request
@@ -409,17 +415,22 @@ class StreamableHTTPServer:
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return _answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
-        session = self._session(secrets.token_urlsafe(16), request)
-        session.task = asyncio.get_running_loop().create_task(
-            self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
-        )
+        self._requests += 1
+        session = self._session(f"request-{self._requests}", request)  # no session: the id is for logs
         # A listen request's answer IS a stream (basic/patterns/subscriptions: "the POST response is a
         # long-lived SSE stream"), so it gets SSE even from a server that answers other requests in JSON.
         json_mode = self.json_response and message.method != "subscriptions/listen"
         stream = session.open_request(message, json_mode=json_mode)
         stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
         self._modern.add(session)  # so that stop() answers it like a legacy session's requests
-        session.inbox.put_nowait(text)
+        if self._serve_one is not None:
+            peer = Peer("http", None, session.credential, session.identity, lasting=False)
+            session.end_engine = self._serve_one(session.transport, text, peer=peer)
+        else:
+            session.task = asyncio.get_running_loop().create_task(
+                self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
+            )
+            session.inbox.put_nowait(text)
         try:
             if not await _first_activity(request, stream):
                 return web.Response(status=202)  # the client left: its request is cancelled

@@ -1,0 +1,148 @@
+"""A 2026-07-28 POST costs the server one handler task, no engine loop of its own (issue 21).
+
+A stateless request used to be served like a session: a task running ``Server.serve``, a reader task
+waiting on an inbox, then the teardown of both, for every POST. The engine's ``Server.serve_one`` starts the
+request's handler at once and ends it when the exchange is over; any other ``Serves`` (a cassette) still gets
+its ``serve`` loop per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from mcp_notebook import Client, Server
+from mcp_notebook.transports.base import Peer, Transport
+from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+CALLS = 10
+
+
+def make_server() -> Server:
+    server = Server("one")
+
+    @server.tool
+    async def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    return server
+
+
+class _Tasks:
+    """The tasks created on the running loop while installed (named by now: a task may be named after
+    it is created)."""
+
+    def __init__(self) -> None:
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    @property
+    def names(self) -> Counter[str]:
+        return Counter(task.get_name() for task in self.tasks)
+
+    def __enter__(self) -> _Tasks:
+        loop = asyncio.get_running_loop()
+        self._previous = loop.get_task_factory()
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            task = asyncio.Task(coro, loop=loop, **kwargs)
+            self.tasks.append(task)
+            return task
+
+        loop.set_task_factory(factory)  # type: ignore[arg-type]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.get_running_loop().set_task_factory(self._previous)
+
+
+async def test_a_modern_post_runs_no_engine_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = make_server()
+    loops = 0
+    serve = Server.serve
+
+    async def counted_serve(self: Server, transport: Transport, **kwargs: Any) -> None:
+        nonlocal loops
+        loops += 1
+        await serve(self, transport, **kwargs)
+
+    monkeypatch.setattr(Server, "serve", counted_serve)
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            await client.call_tool("add", {"a": 1, "b": 2})  # discovery and the tools list first
+            open_before = len(server.sessions)  # the client's subscriptions/listen stream
+            with _Tasks() as tasks:
+                for i in range(CALLS):
+                    result = await client.call_tool("add", {"a": i, "b": 1})
+                    assert result["structuredContent"] == {"result": i + 1}
+            assert len(server.sessions) == open_before  # each request's connection ended with its answer
+    finally:
+        await http.stop()
+    assert loops == 0
+    readers = sum(n for name, n in tasks.names.items() if name.endswith(" reader"))
+    assert readers == 0, tasks.names
+    handlers = sum(n for name, n in tasks.names.items() if " handle tools/call " in name)
+    assert handlers == CALLS, tasks.names  # one handler task per POST, as in a lasting session
+
+
+class OnlyServe:
+    """A server that offers only ``serve`` (as a cassette does): the HTTP server runs it per POST."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.served = 0
+
+    async def serve(self, transport: Transport, *, peer: Peer | None = None) -> None:
+        self.served += 1
+        await self.server.serve(transport, peer=peer)
+
+    def tool_input_schema(self, name: object) -> dict[str, Any] | None:
+        return self.server.tool_input_schema(name)
+
+
+async def test_a_server_without_serve_one_still_answers_modern_posts() -> None:
+    wrapped = OnlyServe(make_server())
+    http = StreamableHTTPServer(wrapped)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            before = wrapped.served
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            assert result["structuredContent"] == {"result": 5}
+            assert wrapped.served > before  # the call (and whatever else the client sent) went to serve
+    finally:
+        await http.stop()
+    assert not wrapped.server.sessions
+
+
+async def test_stopping_the_server_ends_a_modern_request_in_flight() -> None:
+    server = make_server()
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    @server.tool
+    async def hang() -> str:
+        """Waits until cancelled."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    async with Client(url, era="modern") as client:
+        call = asyncio.ensure_future(client.call_tool("hang", {}))
+        await asyncio.wait_for(started.wait(), 10)
+        await http.stop("stopping for the test")
+        await asyncio.wait_for(cancelled.wait(), 10)
+        with pytest.raises(Exception, match="stopping for the test"):
+            await asyncio.wait_for(call, 10)
+    assert not server.sessions

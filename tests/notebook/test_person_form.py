@@ -176,3 +176,48 @@ def test_the_bench_form_opens_about_half_the_comms_it_used_to() -> None:
     before = len(widget_module._instances)
     SchemaForm(bench_form.schema())
     assert len(widget_module._instances) - before <= 320
+
+
+def test_the_bench_form_builds_with_fewer_comms_and_no_update_messages(monkeypatch: Any) -> None:
+    """Issue 19 (a 100-property form took 155-240 ms in a live kernel): every widget is a comm_open and
+    every trait set after it an update message. Defaults are now given to the widgets as they are made,
+    a large form's closed section is its button alone, a nullable's inner field has no box of its own and
+    the form's own widgets share the kit's layouts. Before: 311 widgets and 49 update messages. Counts,
+    not timings (bench/bench_form.py --kernel times it)."""
+    import sys
+    from pathlib import Path
+
+    import ipywidgets.widgets.widget as widget_module
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        import bench_form
+    finally:
+        sys.path.pop(0)
+    SchemaForm(bench_form.schema())  # first build: the kit's shared styles of any earlier form aside
+    updates: list[str] = []
+    original = widget_module.Widget.send_state
+
+    def counted(self: Any, key: Any = None) -> None:
+        updates.append(f"{type(self).__name__}.{key}")
+        original(self, key)
+
+    monkeypatch.setattr(widget_module.Widget, "send_state", counted)
+    before = len(widget_module._instances)
+    SchemaForm(bench_form.schema())
+    assert len(widget_module._instances) - before <= 280
+    assert len(updates) <= 10, updates
+
+
+def test_a_nullable_fields_messages_show_in_its_head() -> None:
+    schema = {"type": "object", "properties": {"age": {"type": ["integer", "null"], "minimum": 0}}}
+    form = SchemaForm(schema)
+    age = form.field("age")
+    assert age.errors_to is not None and len(age.parts) == 1  # no box of its own
+    age.control.value = "-5"  # type: ignore[attr-defined]
+    head = age.errors_to.head
+    assert "-5 is less than the minimum of 0" in head.value
+    assert [e.message for e in form.validate()] == ["-5 is less than the minimum of 0"]
+    assert "-5 is less than the minimum of 0" in head.value
+    age.control.value = "5"  # type: ignore[attr-defined]
+    assert form.validate() == [] and "minimum" not in head.value

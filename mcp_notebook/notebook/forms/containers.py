@@ -61,6 +61,9 @@ class ObjectField(Field):
             self.fields[name] = build(kit, Spec(prepared, str(label or name), name in required))
         parts = [part for f in self.fields.values() for part in f.parts]
         body = widgets.VBox(parts, layout=kit.plain if root else kit.boxed)
+        for field in self.fields.values():
+            if isinstance(field, LazyField):
+                field.holder = body  # opening it swaps its button for the section, in this box
         super().__init__(kit, spec, body)
 
     def get(self) -> Any:
@@ -294,6 +297,7 @@ class NullableField(Field):
 
     def __init__(self, kit: Kit, spec: Spec, inner: Field) -> None:
         self.inner = inner
+        inner.errors_to = self  # its messages show in this field's head (it has no box of its own)
         self.null: Any = None
         if spec.required:
             self.null = kit.checkbox("send null (no value)")
@@ -339,29 +343,45 @@ class LazyField(Field):
     sections the person never looks at (issue 11: form build time in a live kernel)."""
 
     def __init__(self, kit: Kit, spec: Spec) -> None:
-        self._value: Any = EMPTY
+        self._value: Any = spec.schema.get("default", EMPTY)
         self.real: Field | None = None
-        self.open_button = kit.button("")
+        #: the box laid out with the button (the ObjectField's), where the real field replaces it; the
+        #: button is the whole body (no box of its own: one comm fewer per section, issue 19)
+        self.holder: Any = None
+        self.open_button = kit.button(self._text(spec, self._value))  # labelled now: no update message
         self.open_button.on_click(lambda _b: self.open())
-        super().__init__(kit, spec, widgets.VBox([self.open_button], layout=kit.plain))
-        self._label()
+        super().__init__(kit, spec, self.open_button)
 
-    def _label(self) -> None:
-        kind = self.spec.prepared.kind
+    @staticmethod
+    def _text(spec: Spec, value: Any) -> str:
+        kind = spec.prepared.kind
         if kind == "object":
-            what = f"{len(self.spec.schema.get('properties') or {})} fields"
+            what = f"{len(spec.schema.get('properties') or {})} fields"
         else:
             what = "the list" if kind == "array" else "the entries"
-        count = len(self._value) if isinstance(self._value, (list, dict)) else 0
+        count = len(value) if isinstance(value, (list, dict)) else 0
         held = f" ({count} {'item' if count == 1 else 'items'})" if kind != "object" and count else ""
-        self.open_button.description = f"\N{BLACK RIGHT-POINTING SMALL TRIANGLE} Edit {what}{held}"
+        return f"\N{BLACK RIGHT-POINTING SMALL TRIANGLE} Edit {what}{held}"
+
+    def _label(self) -> None:
+        self.open_button.description = self._text(self.spec, self._value)
 
     def open(self) -> Field:
         """Build the real field (once) in place of the button."""
         if self.real is None:
             self.real = BUILDERS[self.spec.prepared.kind](self.kit, replace(self.spec, bare=True))
             self.real.set(self._value)
-            self.body.children = tuple(self.real.parts)
+            parts = list(self.real.parts)
+            if self.holder is not None:
+                self.holder.children = tuple(
+                    part
+                    for child in self.holder.children
+                    for part in (parts if child is self.body else [child])
+                )
+            self.body = self.widget = (
+                parts[0] if len(parts) == 1 else widgets.VBox(parts, layout=self.kit.plain)
+            )
+            self.parts = [self.head, self.body]
         return self.real
 
     def get(self) -> Any:
@@ -418,7 +438,7 @@ def build_union(kit: Kit, spec: Spec) -> Field:
 def build_nullable(kit: Kit, spec: Spec) -> Field:
     inner_schema = split_nullable(spec.schema)
     prepared = prepare(kit.root, inner_schema, spec.prepared.refs)
-    inner = build(kit, Spec(prepared, spec.label, spec.required, bare=True))
+    inner = build(kit, Spec(prepared, spec.label, spec.required, bare=True, wrapped=False))
     field = NullableField(kit, spec, inner)
     field.set(spec.schema.get("default", EMPTY))
     return field

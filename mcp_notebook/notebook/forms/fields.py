@@ -99,6 +99,8 @@ class Spec:
     label: str
     required: bool
     bare: bool = False  # no label/help: an array item, a union branch, a nullable's inner field
+    #: a bare field in a box of its own (for its error line); False: its ``errors_to`` shows them
+    wrapped: bool = True
 
     @property
     def schema(self) -> Schema:
@@ -125,9 +127,15 @@ class Field(abc.ABC):
         self._messages: list[str] = []
         self._errors: Any = None  # a bare field's error line, made on first error
         self.head: Any = None
-        if spec.bare:
+        #: the field whose head shows this one's messages (a nullable's inner field: no box of its own)
+        self.errors_to: Field | None = None
+        self.parts: list[Any]
+        if spec.bare and not spec.wrapped:
+            self.widget = body
+            self.parts = [body]
+        elif spec.bare:
             self.widget = widgets.VBox([body], layout=kit.plain)
-            self.parts: list[Any] = [self.widget]
+            self.parts = [self.widget]
         else:
             self.head = kit.html(self._head_html())
             self.widget = body
@@ -174,6 +182,9 @@ class Field(abc.ABC):
 
     def show_errors(self, messages: Sequence[str]) -> None:
         messages = list(messages)
+        if self.errors_to is not None:
+            self.errors_to.show_errors(messages)
+            return
         if messages == self._messages:
             return
         self._messages = messages
@@ -338,6 +349,22 @@ def _has_blank(control: Any) -> bool:
     return any(index < 0 for _label, index in control.options)
 
 
+class _Holder:
+    """Stands in for a control, so a writer computes the first value before the widget (its comm) exists."""
+
+    def __init__(self, value: Any, options: Any = ()) -> None:
+        self.value, self.options = value, options
+
+
+def first_value(write: Callable[[Any, Any], None], schema: Schema, empty: Any) -> Any:
+    """The value a control shows first: its schema default as ``write`` shows it. Created with it, the
+    widget sends no update message when ``with_default`` sets the same value (issue 19: build time)."""
+    holder = _Holder(empty)
+    if "default" in schema:
+        write(holder, schema["default"])
+    return holder.value
+
+
 def with_default(field: Field) -> Field:
     if "default" in field.spec.schema:
         field.set(field.spec.schema["default"])
@@ -353,9 +380,20 @@ def build_string(kit: Kit, spec: Spec, textarea: bool = False) -> Field:
     hint = str(examples[0]) if isinstance(examples, list) and examples else None
     hint = hint or _PLACEHOLDERS.get(str(schema.get("format"))) or schema.get("pattern") or ""
     if textarea:
-        control = widgets.Textarea(placeholder=hint, layout=kit.wide, style=kit.text_style, rows=4)
+        control = widgets.Textarea(
+            value=first_value(_write_text, schema, ""),
+            placeholder=hint,
+            layout=kit.wide,
+            style=kit.text_style,
+            rows=4,
+        )
     else:
-        control = widgets.Text(placeholder=hint, layout=kit.plain, style=kit.text_style)
+        control = widgets.Text(
+            value=first_value(_write_text, schema, ""),
+            placeholder=hint,
+            layout=kit.plain,
+            style=kit.text_style,
+        )
     return with_default(ScalarField(kit, spec, control, _read_text, _write_text))
 
 
@@ -364,7 +402,9 @@ def build_textarea(kit: Kit, spec: Spec) -> Field:
 
 
 def build_date(kit: Kit, spec: Spec) -> Field:
-    control = widgets.DatePicker(value=None, layout=kit.plain, style=kit.desc_style)
+    control = widgets.DatePicker(
+        value=first_value(_write_date, spec.schema, None), layout=kit.plain, style=kit.desc_style
+    )
     return with_default(ScalarField(kit, spec, control, _read_date, _write_date))
 
 
@@ -375,7 +415,10 @@ def build_number(kit: Kit, spec: Spec) -> Field:
     low, high = number_bounds(schema, integer)
     x_low, x_high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
     control = widgets.Text(
-        placeholder=_bounds_text(low, high, integer), layout=kit.plain, style=kit.text_style
+        value=first_value(_write_number, schema, ""),
+        placeholder=_bounds_text(low, high, integer),
+        layout=kit.plain,
+        style=kit.text_style,
     )
 
     def read(c: Any) -> Any:
@@ -401,7 +444,12 @@ def build_number(kit: Kit, spec: Spec) -> Field:
 
 
 def build_boolean(kit: Kit, spec: Spec) -> Field:
-    control = widgets.Checkbox(value=False, indent=False, layout=kit.plain, style=kit.check_style)
+    control = widgets.Checkbox(
+        value=first_value(_write_bool, spec.schema, False),
+        indent=False,
+        layout=kit.plain,
+        style=kit.check_style,
+    )
     field = ScalarField(kit, spec, control, lambda c: bool(c.value), _write_bool)
     return with_default(field)
 
@@ -416,7 +464,10 @@ def build_choice(kit: Kit, spec: Spec, values: Sequence[Any], labels: Sequence[s
     if blank:
         options.insert(0, ("—", -1))
     start = -1 if blank else 0
-    control = widgets.Dropdown(options=options, value=start, layout=kit.plain, style=kit.desc_style)
+    first = _Holder(start, options)
+    if "default" in spec.schema:
+        _choice_writer(values)(first, spec.schema["default"])
+    control = widgets.Dropdown(options=options, value=first.value, layout=kit.plain, style=kit.desc_style)
     return with_default(ScalarField(kit, spec, control, _choice_reader(values), _choice_writer(values)))
 
 

@@ -72,24 +72,34 @@ class SchemaForm:
         if self._check.problem and self._check.validator_class is None:
             notes.append(f"{self._check.problem}: values are not checked here; the server checks them.")
         names = namespace if namespace is None or callable(namespace) else (lambda: namespace)
-        self._root = build_root(Kit(schema, self._matches, names), schema)
-        self._top = widgets.HTML()
-        self._summary = widgets.HTML()  # next to the buttons: an error higher up may be off-screen
+        kit = Kit(schema, self._matches, names)
+        self._root = build_root(kit, schema)
+        # the form's own widgets share the kit's (empty) layouts and styles: each would be a comm more
+        self._top = kit.html()
+        self._summary = kit.html()  # next to the buttons: an error higher up may be off-screen
         #: Where callback tracebacks are shown (STYLE rule 7).
-        self.output = widgets.Output()
-        self.submit_button = widgets.Button(description=submit_label, button_style="primary")
+        self.output = widgets.Output(layout=kit.plain)
+        buttons = [(submit_label, "primary")] + [(label, "") for label, _cb in extra_buttons]
+        made = [
+            widgets.Button(description=label, button_style=style, layout=kit.plain, style=kit.button_style)
+            for label, style in buttons
+        ]
+        self.submit_button = made[0]
         self.submit_button.on_click(lambda _b: self._submit(reraise=False))
-        buttons = [self.submit_button]
-        for label, callback in extra_buttons:
-            buttons.append(widgets.Button(description=label))
-            buttons[-1].on_click(lambda _b, cb=callback: self._call(cb, self.value, reraise=False))
+        for button, (_label, callback) in zip(made[1:], extra_buttons, strict=True):
+            button.on_click(lambda _b, cb=callback: self._call(cb, self.value, reraise=False))
         header = [
-            widgets.HTML(
-                _header(title or schema.get("title"), description or schema.get("description"), notes)
-            )
+            kit.html(_header(title or schema.get("title"), description or schema.get("description"), notes))
         ]
         self.widget = widgets.VBox(
-            [*header, self._top, *self._root.parts, widgets.HBox([*buttons, self._summary]), self.output]
+            [
+                *header,
+                self._top,
+                *self._root.parts,
+                widgets.HBox([*made, self._summary], layout=kit.plain),
+                self.output,
+            ],
+            layout=kit.plain,
         )
         if values:
             self.set_value({**self.value, **values})

@@ -19,7 +19,9 @@ request (:func:`~.cassette.match_key`: method and params, without ``_meta`` and 
 
 An unmatched request gets a JSON-RPC error naming the nearest recorded request (-32601 when the method
 was never recorded, else -32602). A recorded request that was never answered (a ``subscriptions/listen``
-stream still open when the recording stopped) is left unanswered.
+stream still open when the recording stopped) is left unanswered. A ``subscriptions/listen`` the recording
+does not hold (it began after the connection opened its stream) is acknowledged as carrying nothing and
+left open: a replay has no change to announce, and a client should not be told its server is broken.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from .cassette import (
 __all__ = ["REPLAY_MISS", "Cassette"]
 
 REPLAY_MISS = "no recorded answer"
+LISTEN, LISTEN_ACK = "subscriptions/listen", "notifications/subscriptions/acknowledged"
 _Waiting = dict[str, "asyncio.Future[dict[str, Any]]"]
 _ANSWER_TIMEOUT = 60.0  # how long a replayed server request waits for the client's reply
 
@@ -147,6 +150,11 @@ class Cassette:
             self.rewind()
         exchange = self._pick(match_key(method, params), method, params)
         try:
+            if exchange is None and method == LISTEN and self.era == "modern":
+                meta = {META_SUBSCRIPTION_ID: request_id}
+                ack = {"jsonrpc": "2.0", "method": LISTEN_ACK, "params": {"_meta": meta, "notifications": {}}}
+                await _send(transport, ack, related_id=request_id)
+                return  # the stream stays open, quiet, until the client hangs up
             if exchange is None:
                 await _send(transport, self._unmatched(request_id, method, params), related_id=request_id)
                 return

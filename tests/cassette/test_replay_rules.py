@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook import Cassette
+from mcp_notebook import Cassette, Client
 from mcp_notebook.transports.memory import memory_pair
 from tests.cassette.test_record_replay import record
 
@@ -135,3 +135,32 @@ async def test_handshake_and_ping_without_a_recording_of_them(tmp_path: Path) ->
     _, refused = await raw.until_answer(3)
     assert refused["error"]["code"] == -32601  # a legacy cassette: the probe falls back to initialize
     await raw.close()
+
+
+async def test_an_unrecorded_listen_is_acknowledged_quiet(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 19 (workshop 09 in JupyterLab): a recording that began after the connection opened its
+    subscriptions/listen stream holds no listen; a client on the replay printed "subscriptions/listen
+    failed, no change notifications: no recorded answer ..." under the cell (-32601). The replay now
+    acknowledges the stream as carrying nothing and leaves it open (failed before: an error answer)."""
+    path = write(tmp_path / "modern.jsonl", [])
+    header = json.loads(path.read_text().splitlines()[0])
+    header.update(era="modern", protocolVersion="2026-07-28")
+    header["server"]["capabilities"] = {"tools": {"listChanged": True}}
+    path.write_text(json.dumps(header) + "\n")
+    raw = Raw(Cassette(path))
+    listen = {"notifications": {"toolsListChanged": True}}
+    await raw.send({"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen", "params": listen})
+    ack = await raw.read()
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["notifications"] == {}
+    assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L"
+    await raw.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert await raw.read() == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the listen got no answer
+    await raw.close()
+    with caplog.at_level("WARNING"):
+        async with Client(Cassette(path)) as client:
+            assert client.is_modern
+            assert client.server_capabilities == {"tools": {"listChanged": True}}
+    assert "subscriptions/listen failed" not in caplog.text

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -122,9 +123,19 @@ async def wait_event(event: asyncio.Event, timeout: float | None) -> bool:
     A cancellation of the waiting task always propagates. ``asyncio.wait_for(event.wait(), t)`` does not
     promise that on Python 3.10-3.11: when the event is set in the same turn of the loop as the cancel, it
     returns instead of raising, and a loop around it carries on as if nothing was asked (a cancelled call
-    then waited for a task nobody would cancel: tests/tasks/test_task_wait.py)."""
+    then waited for a task nobody would cancel: tests/tasks/test_task_wait.py). ``asyncio.timeout`` (3.11+)
+    tells its own cancel from another one, and costs a timer where a task per wait cost a task and two more
+    turns of the loop (a Streamable HTTP server waits like this once per request)."""
     if event.is_set():
         return True
+    if timeout is None:
+        return await event.wait()
+    if sys.version_info >= (3, 11):
+        try:
+            async with asyncio.timeout(timeout):
+                return await event.wait()
+        except TimeoutError:
+            return event.is_set()
     waiter = asyncio.ensure_future(event.wait())
     try:
         await asyncio.wait({waiter}, timeout=timeout)

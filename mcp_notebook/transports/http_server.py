@@ -289,7 +289,10 @@ class StreamableHTTPServer:
         if request.content_length is not None and request.content_length > limit:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")
         try:
-            body = await asyncio.wait_for(request.read(), self.limits.body_timeout)
+            if request.content.is_eof():  # all of it came with the head (small bodies): nothing to wait for
+                body = await request.read()
+            else:  # wait_for runs the read in a task of its own: only for a body still on its way
+                body = await asyncio.wait_for(request.read(), self.limits.body_timeout)
             return body.decode("utf-8")
         except web.HTTPRequestEntityTooLarge:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")

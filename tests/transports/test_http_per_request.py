@@ -1,4 +1,5 @@
-"""A 2026-07-28 POST costs the server one handler task, no engine loop of its own (issue 21).
+"""A 2026-07-28 POST costs the server one handler task, no engine loop of its own (issue 21); no POST
+starts a task to read a body that already arrived or to wait for its answer.
 
 A stateless request used to be served like a session: a task running ``Server.serve``, a reader task
 waiting on an inbox, then the teardown of both, for every POST. The engine's ``Server.serve_one`` starts the
@@ -146,3 +147,19 @@ async def test_stopping_the_server_ends_a_modern_request_in_flight() -> None:
         with pytest.raises(Exception, match="stopping for the test"):
             await asyncio.wait_for(call, 10)
     assert not server.sessions
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_request_starts_no_task_to_read_its_body_or_wait_for_its_answer(era: str) -> None:
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era=era) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+            with _Tasks() as tasks:
+                for i in range(CALLS):
+                    await client.call_tool("add", {"a": i, "b": 1})
+    finally:
+        await http.stop()
+    started = Counter(getattr(task.get_coro(), "__qualname__", "?") for task in tasks.tasks)
+    assert not started.keys() & {"BaseRequest.read", "Event.wait"}, started

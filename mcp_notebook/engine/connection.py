@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import CoroutineType
 from typing import Any
 
 from ..protocol.errors import (
@@ -44,6 +45,7 @@ __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
 log = logging.getLogger("mcp_notebook")
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
+_CANCEL_LOCK = threading.Lock()
 
 
 @dataclass
@@ -54,8 +56,20 @@ class IncomingRequest:
     method: str
     params: dict[str, Any]
     connection: Connection
-    cancel_event: threading.Event = field(default_factory=threading.Event)
     modern: RequestMeta | None = None  # a stateless 2026-07-28 request: its own version and capabilities
+    _cancel: threading.Event | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cancel_event(self) -> threading.Event:
+        """Set when the request is cancelled (a sync tool checks it from its thread); made when first asked
+        for, since most requests never are (a threading.Event costs a Condition and a lock)."""
+        event = self._cancel
+        if event is None:
+            with _CANCEL_LOCK:  # the tool's thread and the loop may ask at once: both must get this one
+                if self._cancel is None:
+                    self._cancel = threading.Event()
+                event = self._cancel
+        return event
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -364,8 +378,11 @@ class Connection:
             pending.future.set_result(result)
 
     def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        task.set_name(name)
+        if type(coro) is CoroutineType:  # the usual case: straight to the loop, named as it is made
+            task = asyncio.get_running_loop().create_task(coro, name=name)
+        else:
+            task = asyncio.ensure_future(coro)
+            task.set_name(name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

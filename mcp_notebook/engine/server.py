@@ -358,6 +358,11 @@ class Server:
         """The prompts by name."""
         return self._prompts
 
+    @property
+    def listened(self) -> bool:
+        """Whether any listener hears :meth:`emit` (a call's events are not even built otherwise)."""
+        return bool(self._listeners)
+
     def emit(self, event: str, data: dict[str, Any]) -> None:
         for listener in list(self._listeners):
             try:

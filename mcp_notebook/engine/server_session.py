@@ -32,7 +32,7 @@ from ..tools.input_checks import check_declared, check_elicit_answer, client_eli
 from ..tools.prompts import PromptArgumentError, PromptDef
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
-from ..tools.tool import shown_result
+from ..tools.tool import Tool, shown_result
 from ..transports.base import Peer, Transport
 from . import task_calls as task_engine
 from .approval import Approver, IncomingCall, check, denied_result
@@ -91,6 +91,9 @@ class SessionServer(Protocol):
     def modern_capabilities(self) -> dict[str, Any]: ...
 
     def emit(self, event: str, data: dict[str, Any]) -> None: ...
+
+    @property
+    def listened(self) -> bool: ...
 
     async def complete(
         self, ref: dict[str, Any], argument: dict[str, Any], arguments: dict[str, Any]
@@ -512,16 +515,17 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
     arguments = r.params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-    call = IncomingCall(
-        s.peer, name, dict(arguments or {}), tool.definition, r.id, _declared(s, r), principal=s.principal(r)
-    )
-    event: dict[str, Any] = {"session": s, "request": r, "tool": name, "arguments": arguments, "call": call}
+    # The call as approval and listeners (console, audit log) see it; not built when nobody would look
+    watched = s.server.approve is not None or s.server.listened
+    event: dict[str, Any] = _call_event(s, r, name, arguments, tool.definition) if watched else {}
     if s.server.approve is not None:  # the one approval point, for every transport (DESIGN decision 14)
-        approval = await check(s.server.approve, call)
+        approval = await check(s.server.approve, event["call"])
         if not approval.allowed:
             s.server.emit("call_denied", {**event, "reason": approval.reason})
-            return denied_result(call, approval)
+            return denied_result(event["call"], approval)
     as_task = task_engine.runs_as_task(s, r, tool)
+    if as_task and not watched:
+        event = _call_event(s, r, name, arguments, tool.definition)
     if as_task and (r.modern is None or tool.task_start == "call"):
         return await task_engine.start_tool_task(s, r, tool, arguments, _ContextBackend(s, r, None), event)
     inputs = _input_round(s, r)
@@ -530,6 +534,8 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         escalate = functools.partial(_input_required, s, r, inputs)
         return await task_engine.call_then_task(s, r, tool, arguments, backend, escalate, event)
     context = Context(_ContextBackend(s, r, inputs)) if tool.context_param else None
+    if not watched:
+        return await _run_unwatched(s, r, tool, arguments, context, inputs)
     s.server.emit("call_started", event)
     finished: dict[str, Any] = {**event, "outcome": None, "status": "cancelled"}
     try:
@@ -550,6 +556,36 @@ async def _tools_call(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:
         return outcome.result
     finally:  # also when cancelled, so listeners (console, audit) never keep a call "running"
         s.server.emit("call_finished", finished)
+
+
+def _call_event(
+    s: ServerSession, r: IncomingRequest, name: str, arguments: Any, definition: dict[str, Any]
+) -> dict[str, Any]:
+    call = IncomingCall(
+        s.peer, name, dict(arguments or {}), definition, r.id, _declared(s, r), principal=s.principal(r)
+    )
+    return {"session": s, "request": r, "tool": name, "arguments": arguments, "call": call}
+
+
+async def _run_unwatched(
+    s: ServerSession,
+    r: IncomingRequest,
+    tool: Tool,
+    arguments: Any,
+    context: Context | None,
+    inputs: modern.InputRound | None,
+) -> dict[str, Any]:
+    """The call when no approval hook nor listener is there: what the watched path does, less the events."""
+    try:
+        outcome = await tool.call(
+            arguments, context, run_sync=s.server.run_sync, run_async=s.server.run_async
+        )
+    except modern.InputRequired as escalation:
+        return _input_required(s, r, inputs, escalation)
+    if outcome.exception is not None:
+        log.info("tool %s failed: %s\n%s", tool.name, outcome.exception, outcome.traceback or "")
+        outcome.result = shown_result(outcome, tool.name, s.server.mask_errors)  # ToolError always shown
+    return outcome.result
 
 
 def _declared(s: ServerSession, r: IncomingRequest) -> dict[str, Any]:

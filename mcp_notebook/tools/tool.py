@@ -31,6 +31,7 @@ __all__ = ["RunSync", "Tool", "ToolOutcome", "make_tool", "masked_error", "shown
 RunSync = Callable[[Callable[[], Any]], Awaitable[Any]]
 RunAsync = Callable[[Coroutine[Any, Any, Any]], Awaitable[Any]]
 _NAME_RULE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_PLAIN = frozenset({str, int, float, bool, dict, list, tuple, bytes, type(None)})
 
 
 @dataclasses.dataclass
@@ -148,6 +149,8 @@ class Tool:
             # run_async lets the host run the coroutine elsewhere (the notebook: on the kernel's own loop)
             return await (run_async(coro) if run_async is not None else coro)
         value = await run_sync(functools.partial(self.fn, **kwargs))
+        if type(value) in _PLAIN:  # most results: nothing to await (isawaitable asks an ABC)
+            return value
         # a plain callable may still hand back an awaitable (a partial of an async function, say)
         return await value if inspect.isawaitable(value) else value
 

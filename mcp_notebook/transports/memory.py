@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 
 from ..protocol.jsonrpc import RequestId
 from .base import TransportClosed
@@ -12,8 +13,42 @@ __all__ = ["MemoryTransport", "memory_pair"]
 _EOF = object()
 
 
+class Channel:
+    """One direction of a pair: messages in order, and whoever waits for one woken when it comes.
+
+    What ``asyncio.Queue`` does for an unbounded queue, without its bookkeeping (a dozen calls per message:
+    ``full``, ``_put``, ``_wakeup_next``, ``empty``, ``_get``...): a deque and the waiting futures."""
+
+    __slots__ = ("_items", "_waiters")
+
+    def __init__(self) -> None:
+        self._items: deque[object] = deque()
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def put_nowait(self, item: object) -> None:
+        self._items.append(item)
+        if self._waiters:
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    async def get(self) -> object:
+        items = self._items
+        while not items:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                raise
+        return items.popleft()
+
+
 class MemoryTransport:
-    def __init__(self, inbox: asyncio.Queue[object], outbox: asyncio.Queue[object], name: str) -> None:
+    def __init__(self, inbox: Channel, outbox: Channel, name: str) -> None:
         self._inbox = inbox
         self._outbox = outbox
         self._name = name
@@ -48,6 +83,5 @@ class MemoryTransport:
 
 def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
     """(client side, server side)."""
-    a: asyncio.Queue[object] = asyncio.Queue()
-    b: asyncio.Queue[object] = asyncio.Queue()
+    a, b = Channel(), Channel()
     return MemoryTransport(a, b, "memory client"), MemoryTransport(b, a, "memory server")

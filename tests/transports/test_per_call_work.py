@@ -1,0 +1,64 @@
+"""What one tools/call costs in objects made, counted (issue 21, per-call work): a plain Server (no approval
+hook, no listener) builds no IncomingCall nor event dicts, and no request makes a threading.Event unless
+something asks for its cancel_event."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+from mcp_notebook import Client, Server
+from mcp_notebook.engine import connection, server_session
+
+CALLS = 20
+
+
+def make_server() -> Server:
+    server = Server("per-call")
+
+    @server.tool
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    return server
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_plain_servers_call_makes_no_event_nor_incoming_call(
+    era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = {"Event": 0, "IncomingCall": 0}
+    real_event, real_call = threading.Event, server_session.IncomingCall
+
+    def event(*args: Any, **kwargs: Any) -> Any:
+        if sys._getframe(1).f_globals.get("__name__") == connection.__name__:  # not a new worker's Thread
+            made["Event"] += 1
+        return real_event(*args, **kwargs)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        made["IncomingCall"] += 1
+        return real_call(*args, **kwargs)
+
+    async with Client(make_server(), era=era) as client:
+        await client.call_tool("echo", {"text": "warm"})
+        monkeypatch.setattr(threading, "Event", event)
+        monkeypatch.setattr(server_session, "IncomingCall", call)
+        for _ in range(CALLS):
+            assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
+        monkeypatch.undo()
+    assert made == {"Event": 0, "IncomingCall": 0}
+
+
+async def test_a_listened_server_still_builds_the_call_for_its_listeners() -> None:
+    server = make_server()
+    heard: list[tuple[str, Any]] = []
+    server.add_listener(lambda name, data: heard.append((name, data.get("call"))))
+    async with Client(server) as client:
+        await client.call_tool("echo", {"text": "x"})
+    started = [call for name, call in heard if name == "call_started"]
+    assert len(started) == 1 and started[0].tool == "echo" and started[0].arguments == {"text": "x"}
+    assert [name for name, _ in heard if name.startswith("call_")] == ["call_started", "call_finished"]

@@ -151,3 +151,121 @@ def test_reopened_in_a_fresh_server_shows_snapshots_not_model_not_found(
     assert not reopened.widget_errors(), reopened.widget_errors()
     expect(reopened.output(2)).to_contain_text("Add two numbers.")
     expect(reopened.output(4)).to_contain_text("sunrise")
+
+
+PING_TOOL = '''\
+@mcp.tool
+def ping() -> str:
+    """Answer pong."""
+    return "pong"'''
+SERVE_CELLS = [
+    "%load_ext mcp_notebook",
+    PING_TOOL,
+    "%mcp serve",
+    # another client calls the served tool, so the console has a request to show
+    "served = mcp.serving\n"
+    "other = mcp.connect('other', served.url, headers=served.headers)\n"
+    "mcp.policy.set('other.*', 'allow')\n"
+    "print(mcp.call('other.ping').wait(30).text)",
+]
+
+
+def _expect_serve_block(notebook: Notebook, index: int) -> None:
+    """The %mcp serve block shows its URL, the client configuration and the console with the request."""
+    block = notebook.output(index)
+    expect(block).to_contain_text("serving at http://127.0.0.1:")
+    expect(block).to_contain_text("Client configuration")
+    expect(block).to_contain_text("MCP server console")
+    expect(block).to_contain_text("ping")
+    expect(block).not_to_contain_text("No requests yet.")
+
+
+def _serve_and_call(notebook: Notebook) -> None:
+    notebook.run_all()
+    expect(notebook.output(3)).to_contain_text("pong", timeout=KERNEL_TIMEOUT_MS)
+    _expect_serve_block(notebook, 2)
+    assert not notebook.errors(), notebook.errors()
+    saved = str(notebook.save()["cells"][2]["outputs"])
+    # the console's saved snapshot is current (issue 19: it said "No requests yet." after requests)
+    assert "No requests yet." not in saved and "ping" in saved, saved
+
+
+@both_frontends
+def test_the_serve_block_survives_restart_and_reload(
+    open_notebook: OpenNotebook, screenshot_dir: Path, frontend: Frontend
+) -> None:
+    """Before: after Kernel > Restart and a reload, the whole %mcp serve block (URL, configuration,
+    console) was "Error displaying widget: model not found"."""
+    notebook = open_notebook(SERVE_CELLS)
+    _serve_and_call(notebook)
+    notebook.restart_kernel()
+    notebook.reload()
+    notebook.screenshot(screenshot_dir / f"serve-restart-reload-{frontend}.png", whole=True)
+    assert not notebook.widget_errors(), notebook.widget_errors()
+    _expect_serve_block(notebook, 2)
+
+
+@both_frontends
+def test_the_serve_block_reopened_in_a_fresh_server(
+    open_notebook: OpenNotebook, fresh_lab: Callable[[], Lab], screenshot_dir: Path, frontend: Frontend
+) -> None:
+    """Before: a saved notebook reopened in a new server showed "model not found" for the serve block."""
+    notebook = open_notebook(SERVE_CELLS)
+    _serve_and_call(notebook)
+    reopened = open_notebook(None, notebook.name, server=fresh_lab())
+    reopened.wait_widgets_restored()
+    reopened.screenshot(screenshot_dir / f"serve-reopened-{frontend}.png", whole=True)
+    assert not reopened.widget_errors(), reopened.widget_errors()
+    _expect_serve_block(reopened, 2)
+
+
+def _progress_tool(go: str) -> str:
+    """A notebook tool that reports progress and, after its first step, waits (at most 60 s) until the
+    file ``go`` exists: the test sees the first step while the call runs, then lets it finish."""
+    return f'''\
+import asyncio
+from pathlib import Path
+
+from mcp_notebook import Context
+
+
+@mcp.tool
+async def count_up(ctx: Context, steps: int = 3) -> str:
+    """Count up, reporting progress at each step."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {{step}} of {{steps}}")
+        for _ in range(600 if step == 1 else 0):
+            if Path({go!r}).exists():
+                break
+            await asyncio.sleep(0.1)
+    return f"counted up to {{steps}}"'''
+
+
+@both_frontends
+def test_a_notebook_tool_reporting_progress_shows_it_in_the_calling_cell(
+    open_notebook: OpenNotebook, lab: Lab, screenshot_dir: Path, frontend: Frontend
+) -> None:
+    """Before: a tool defined in the notebook that reports progress (ctx.report_progress), called with
+    %mcp call, showed its progress and result under an earlier cell."""
+    go = f"go-progress-{frontend}"
+    (lab.root / go).unlink(missing_ok=True)
+    cells = ["%load_ext mcp_notebook", _progress_tool(go), "%mcp call count_up steps=3", "1 + 1"]
+    notebook = open_notebook(cells)
+    notebook.wait_kernel_idle()
+    notebook.command("notebook:run-all-cells")
+    call = notebook.output(2)
+    expect(call).to_contain_text("step 1 of 3", timeout=KERNEL_TIMEOUT_MS)  # the call is running
+    notebook.screenshot(screenshot_dir / f"notebook-tool-progress-running-{frontend}.png")
+    for other in (0, 1):
+        expect(notebook.output(other)).not_to_contain_text("step 1 of 3")
+    (lab.root / go).touch()
+    expect(call).to_contain_text("counted up to 3", timeout=KERNEL_TIMEOUT_MS)
+    notebook.wait_kernel_idle()
+    for other in (0, 1, 3):
+        expect(notebook.output(other)).not_to_contain_text("counted up")
+        expect(notebook.output(other)).not_to_contain_text("step 1 of 3")
+    notebook.screenshot(screenshot_dir / f"notebook-tool-progress-{frontend}.png")
+    saved = notebook.save()
+    assert "counted up to 3" in str(saved["cells"][2]["outputs"])
+    assert not any("counted up" in str(saved["cells"][i].get("outputs", [])) for i in (0, 1, 3))
+    assert not notebook.errors(), notebook.errors()

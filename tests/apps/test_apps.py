@@ -481,10 +481,13 @@ def test_a_domain_keeps_its_port_across_kernels() -> None:
     the same origin (the browser keeps its storage per origin); a port in use moves it to the next
     candidate. Failed before: every kernel took a random port (a new origin, empty storage)."""
     import socket
+    import uuid
 
-    from mcp_notebook.notebook.apps.origin import candidate_ports, origin_for
+    from mcp_notebook.notebook.apps.origin import PORTS, candidate_ports, origin_for
 
-    domain = "kept.example"
+    # names of this run's own: another process running this test at the same time holds the same ports
+    domain, fresh = f"kept-{uuid.uuid4().hex}.example", f"fresh-{uuid.uuid4().hex}.example"
+    assert PORTS.stop <= 32768  # not in Linux's ephemeral range, where any outgoing connection may take one
     first, second = candidate_ports(domain)[:2]
     assert candidate_ports(domain) == candidate_ports(domain) and first != second
     assert candidate_ports("other.example")[0] != first
@@ -492,5 +495,5 @@ def test_a_domain_keeps_its_port_across_kernels() -> None:
         taken.bind(("127.0.0.1", first))
         taken.listen()
         assert origin_for(domain)[0] == second
-    port, _token = origin_for("fresh.example")
-    assert port == candidate_ports("fresh.example")[0]
+    port, _token = origin_for(fresh)
+    assert port == candidate_ports(fresh)[0]

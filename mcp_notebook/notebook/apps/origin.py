@@ -63,7 +63,7 @@ def proxy_policy(policy: str) -> str:
     return proxy_document(policy).split('content="', 1)[1].split('"', 1)[0]
 
 
-PORTS = range(20000, 45000)  # where a domain's port is looked for (below Linux's ephemeral range)
+PORTS = range(20000, 32768)  # where a domain's port is looked for: below Linux's ephemeral range (32768+)
 TRIES = 8
 
 

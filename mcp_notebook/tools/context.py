@@ -7,7 +7,8 @@ cancellation.
 
 Every method works from both kinds of tool: in an ``async def`` tool, ``await ctx.report_progress(...)``;
 in a plain ``def`` tool (which runs off the server's event loop), ``ctx.report_progress(...)`` blocks until
-done and returns the value. That is decided by the thread the call is made from.
+done and returns the value. That is decided by where the call is made from: a coroutine (on the server's
+loop, or on another loop such as the kernel's, which runs notebook tools) gets an awaitable.
 """
 
 from __future__ import annotations
@@ -166,4 +167,9 @@ class Context:
             running = None
         if running is loop:
             return coro
+        if running is not None and asyncio.current_task(running) is not None:
+            # an async tool running on another loop (a notebook tool on the kernel's loop, called while
+            # the kernel is idle): awaited there, without blocking that loop; a sync tool is called from
+            # a callback or a thread, never from inside a task, so it still gets the value below
+            return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop), loop=running)
         return asyncio.run_coroutine_threadsafe(coro, loop).result()

@@ -118,6 +118,7 @@ _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG = 19
 _LONG_RUN = b"0" * _LONG
 _MAX_PROBES = 32
+_SMALL = 512
 _DIGIT_CHARS = frozenset("0123456789")
 _DIGIT_BYTES = frozenset(b"0123456789")
 
@@ -127,6 +128,8 @@ def _has_long_integer(data: str | bytes) -> bool:
     size = len(data)
     if size < _LONG:
         return False
+    if size < _SMALL:  # a short message: three C calls over it beat the sampling's six
+        return _scan_long_integer(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
     sample = data[_LONG - 1 :: _LONG]
     if isinstance(sample, str):  # one byte per character ("?" for the others), so positions still match
         sample = sample.encode("ascii", "replace")

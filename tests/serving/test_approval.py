@@ -266,3 +266,16 @@ def test_cancelling_a_call_waiting_for_approval(runtime: Runtime) -> None:
         assert not caller.is_alive()
         wait_until(lambda: not console.pending, "the card to go")
         assert request(handle.url, handle.token, session, "ping", {}, rid=4).status == 200
+
+
+def test_the_console_table_is_styled_like_every_other_table() -> None:
+    """Issue 19: the console's table sat outside the package's scoped wrapper, so none of the shared table
+    style applied (no borders, centred headers, columns spread over the whole output). Failed before."""
+    from mcp_notebook.notebook.serving.console import ConsoleRecord
+
+    console = ServerConsole(interactive=True)
+    console.records.append(ConsoleRecord("http ('inspector')", "peek", {"table": "t"}))
+    for page in (console._repr_mimebundle_()["text/html"], console.widget().children[2].value):
+        assert page.startswith("<style>") and ".mcpnb table.mcpnb-table" in page
+        wrapper = page.index('<div class="mcpnb">')
+        assert wrapper < page.index("<table class='mcpnb-table'>")

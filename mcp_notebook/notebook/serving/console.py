@@ -24,6 +24,8 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..rendering.base import wrap
+
 if TYPE_CHECKING:
     from ...engine.approval import IncomingCall
     from ...engine.server import Server
@@ -337,7 +339,7 @@ class ServerConsole:
             cards += [question.widget for question in self.questions.values()]
         self._header.value = self._header_html()
         self._cards.children = tuple(cards)
-        self._html.value = self._table_html()
+        self._html.value = _scoped(self._table_html())
 
     def _render(self, final: bool = False) -> None:
         if self._widget is not None:
@@ -417,7 +419,12 @@ class ServerConsole:
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None
     ) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self._header_html() + self._table_html()}
+        return {"text/plain": self.text(), "text/html": _scoped(self._header_html() + self._table_html())}
+
+
+def _scoped(body: str) -> str:
+    """In the package's scoped wrapper, so the console's table looks like every other table of ours."""
+    return wrap(body)
 
 
 def show_console(console: ServerConsole, shell: Any, intro: dict[str, str] | None = None) -> None:

@@ -9,6 +9,7 @@ rm -rf "$src" build/site
 mkdir -p "$src/docs" "$src/notebooks"
 cp README.md "$src/index.md"
 cp docs/*.md "$src/docs/"
+cp -r docs/gallery "$src/docs/"  # the screenshots docs/gallery.md shows
 cp CHANGELOG.md "$src/changelog.md"
 executed=${MCP_NOTEBOOK_EXECUTED_DIR:-build/executed}
 for notebook in notebooks/*.ipynb; do

@@ -279,3 +279,23 @@ def test_the_console_table_is_styled_like_every_other_table() -> None:
         assert page.startswith("<style>") and ".mcpnb table.mcpnb-table" in page
         wrapper = page.index('<div class="mcpnb">')
         assert wrapper < page.index("<table class='mcpnb-table'>")
+
+
+def test_the_console_card_is_styled_like_the_notebooks_own_card() -> None:
+    """Issue 19: the console's approval card had its text outside the scoped wrapper (its notes unstyled)
+    and fixed-width buttons, unlike the notebook's own card. Failed before."""
+    from types import SimpleNamespace
+
+    from mcp_notebook.notebook.serving.console import _Card
+
+    call = SimpleNamespace(
+        tool="wipe",
+        session_id="abcdef0123",
+        peer=SimpleNamespace(principal="http"),
+        declared_name="inspector",
+        arguments={"table": "t"},
+    )
+    card = _Card(call, "destructive tool", lambda verdict: None)  # type: ignore[arg-type]
+    head = card.widget.children[0].value
+    assert head.startswith("<style>") and '<div class="mcpnb">' in head and "mcpnb-note" in head
+    assert [button.layout.width for button in card.buttons] == ["auto", "auto", "auto"]

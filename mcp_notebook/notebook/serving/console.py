@@ -111,8 +111,9 @@ class _Card:
             f"<pre>{html.escape(json.dumps(call.arguments, indent=1, default=str)[:2000])}</pre>"
         )
         self.output = w.Output()
-        approve = w.Button(description="Approve", button_style="success")
-        deny = w.Button(description="Deny", button_style="danger")
+        # the buttons of the notebook's own approval card (calls/widgets.py): sized to their labels
+        approve = w.Button(description="Approve", button_style="success", layout=w.Layout(width="auto"))
+        deny = w.Button(description="Deny", button_style="danger", layout=w.Layout(width="auto"))
         always = w.Button(
             description=f"Always allow {call.tool} in this session", layout=w.Layout(width="auto")
         )
@@ -120,7 +121,7 @@ class _Card:
         deny.on_click(guarded(self.output, lambda: answer("deny")))
         always.on_click(guarded(self.output, lambda: answer("always")))
         self.buttons = (approve, deny, always)
-        self.widget = w.VBox([w.HTML(head), w.HBox([approve, deny, always]), self.output])
+        self.widget = w.VBox([w.HTML(_scoped(head)), w.HBox([approve, deny, always]), self.output])
 
 
 class ServerConsole:

@@ -4,19 +4,19 @@ cell re-run: a new frame), a page reload and a kernel restart (the kernel's prox
 port, so the same origin: that part failed before, each kernel took a random port).
 
 The view's origin (``http://localhost:PORT``) is another site than JupyterLab's (``127.0.0.1``), so that it
-sees none of JupyterLab's cookies; its storage is therefore *third-party* storage, and the browser decides.
-Measured with Debian's Chromium 156 under Playwright: a fresh profile (``launch_persistent_context``, not
-incognito) and the default incognito-like context both refuse it (``SecurityError``: third-party cookies
-are blocked, and Playwright turns storage partitioning off); a profile that allows third-party cookies
-(Settings > Privacy > Third-party cookies, or a site exception for JupyterLab's address) gives the view
-its storage. The first test uses such a profile, the second checks the refusal, so that what the docs say
-is what was measured.
+sees none of JupyterLab's cookies; its storage is therefore *third-party* storage. Chromium partitions
+third-party storage by the top-level site (on by default since Chromium 115): the view gets storage of its
+own, seen only under this JupyterLab. Measured with Debian's Chromium 156: a fresh profile and an
+incognito context both give it. Playwright turns partitioning off (``--disable-features=...
+ThirdPartyStoragePartitioning``, microsoft/playwright#32230), and then third-party storage is blocked:
+the view gets a ``SecurityError``. So the first test launches Chromium with Playwright's switches except
+that one (as Chromium ships), the second with Playwright's own, so that what the docs say is measured.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +47,21 @@ CELLS = [
 ]
 
 
+PLAYWRIGHT_BUNDLE = "driver/package/lib/coreBundle.js"  # where Playwright lists the features it disables
+
+
+def _playwright_disabled_features() -> list[str]:
+    """The ``--disable-features`` list Playwright adds to Chromium (chromiumSwitches.ts, in its bundle)."""
+    import playwright as package
+
+    bundle = Path(package.__file__).parent / PLAYWRIGHT_BUNDLE
+    text = bundle.read_text(encoding="utf-8") if bundle.is_file() else ""
+    block = re.search(r"disabledFeatures = \[(.*?)\]\.filter\(Boolean\)", text, re.S)
+    if block is None or "ThirdPartyStoragePartitioning" not in block.group(1):
+        pytest.fail(f"Playwright's disabled Chromium features not found in {bundle}: update this test")
+    return re.findall(r'^\s*"([^"]+)"', block.group(1), re.M)
+
+
 @pytest.fixture
 def playwright() -> Iterator[Playwright]:
     if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
@@ -59,7 +74,7 @@ def playwright() -> Iterator[Playwright]:
 
 def _open(context: BrowserContext, lab: Lab, name: str) -> Notebook:
     write_notebook(lab.root / name, CELLS)
-    page = context.pages[0] if context.pages else context.new_page()
+    page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
     page.goto(lab.page_url(name, name.removesuffix(".ipynb")), timeout=KERNEL_TIMEOUT_MS)
     notebook = Notebook(page, name, lab)
@@ -75,20 +90,19 @@ def _said(notebook: Notebook) -> Locator:
     return guard.frame_locator("iframe").frame_locator("iframe").locator("#said")
 
 
-def test_an_app_with_a_domain_keeps_its_storage(playwright: Playwright, lab: Lab, tmp_path: Path) -> None:
-    profile = tmp_path / "profile"
-    (profile / "Default").mkdir(parents=True)
-    allow_third_party = {"profile": {"cookie_controls_mode": 0, "block_third_party_cookies": False}}
-    (profile / "Default" / "Preferences").write_text(json.dumps(allow_third_party))
-    context = playwright.chromium.launch_persistent_context(
-        str(profile),
+def test_an_app_with_a_domain_keeps_its_storage(playwright: Playwright, lab: Lab) -> None:
+    """Chromium as it ships (third-party storage partitioned): storage works and is kept."""
+    disabled = _playwright_disabled_features()
+    shipped = [f for f in disabled if f != "ThirdPartyStoragePartitioning"]
+    browser = playwright.chromium.launch(
         executable_path=str(CHROMIUM),
-        args=CHROMIUM_ARGS,
+        args=[*CHROMIUM_ARGS, "--disable-features=" + ",".join(shipped)],
+        ignore_default_args=["--disable-features=" + ",".join(disabled)],
         headless=True,
-        viewport={"width": 1280, "height": 900},
         timeout=30_000,
     )
     try:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         notebook = _open(context, lab, "storage.ipynb")
         said = _said(notebook)
         expect(said).to_contain_text("origin http://localhost:", timeout=KERNEL_TIMEOUT_MS)
@@ -104,18 +118,20 @@ def test_an_app_with_a_domain_keeps_its_storage(playwright: Playwright, lab: Lab
         notebook.run_all()
         expect(said).to_have_text(f"{origin}; local 4; session 4", timeout=KERNEL_TIMEOUT_MS)
     finally:
-        context.close()
+        browser.close()
         lab.shutdown_kernels()
 
 
 def test_where_third_party_storage_is_blocked_the_app_is_told(playwright: Playwright, lab: Lab) -> None:
-    """Playwright's default (incognito-like) context blocks third-party storage: the app's storage is refused
-    with a SecurityError, which the app can catch; the app still runs on its own origin."""
+    """Playwright's own switches (partitioning off): third-party storage is blocked, the app's storage is
+    refused with a SecurityError, which the app can catch; it still runs on its own origin."""
     browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
     try:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
-        notebook = _open(context, lab, "storage-incognito.ipynb")
-        expect(_said(notebook)).to_contain_text("refused: SecurityError", timeout=KERNEL_TIMEOUT_MS)
+        notebook = _open(context, lab, "storage-blocked.ipynb")
+        said = _said(notebook)
+        expect(said).to_contain_text("origin http://localhost:", timeout=KERNEL_TIMEOUT_MS)
+        expect(said).to_contain_text("refused: SecurityError")
     finally:
         browser.close()
         lab.shutdown_kernels()

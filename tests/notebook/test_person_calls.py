@@ -110,6 +110,23 @@ def test_the_card_shows_the_effective_arguments_with_defaults(shell: Any, intera
     assert 'defaults the tool applies: {\n  "days": 3\n}' in handle._repr_mimebundle_()["text/plain"]
 
 
+def test_a_card_without_defaults_has_no_empty_note_column(shell: Any, interactive: None) -> None:
+    """Issue 19 (seen in the gallery): a call that set every argument showed its arguments table with an
+    empty third column and "defaults marked" with none to mark. Failed before."""
+    mcp = api(shell)
+    remote = remote_server()
+
+    @remote.tool
+    def sunrise(width: int = 64, height: int = 64) -> str:
+        return f"{width}x{height}"
+
+    mcp.connect("remote", remote)
+    handle = mcp.call("remote.sunrise", width=240, height=144)
+    html = handle._widgets["approval"].widget.children[0].value
+    assert "<td><code>width</code></td><td><code>240</code></td></tr>" in html
+    assert 'mcpnb-note"></td>' not in html.replace("'", '"') and "defaults marked" not in html
+
+
 # ------------------------------------------------------------------ item 10: a cancel is not an error
 
 

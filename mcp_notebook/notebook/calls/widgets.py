@@ -123,9 +123,11 @@ def _arguments_table(arguments: Mapping[str, Any], defaults: Mapping[str, Any]) 
     rows = [(k, v, "") for k, v in arguments.items()] + [(k, v, "default") for k, v in defaults.items()]
     if not rows:
         return '<div class="mcpnb-note">(no arguments)</div>'
+    # the note column only when a default is in it (else an empty column trails every row)
     body = "".join(
         f"<tr><td><code>{esc(k)}</code></td><td><code>{esc(json_text(v, indent=None))}</code></td>"
-        f'<td class="mcpnb-note">{esc(note)}</td></tr>'
+        + (f'<td class="mcpnb-note">{esc(note)}</td>' if defaults else "")
+        + "</tr>"
         for k, v, note in rows
     )
     return f'<table class="mcpnb-table">{body}</table>'
@@ -146,13 +148,14 @@ class ApprovalCard:
             if destructive
             else ""
         )
+        marked = "; defaults marked" if handle.defaults else ""
         head = (
             warning + f"<b>Approve a tool call?</b> <code>{esc(handle.label)}</code>"
             f" on server <b>{esc(handle.server)}</b>"
             f"<div><b>{esc(title)}</b> — {esc(desc)}</div>"
             + _annotations_html(tool_def, handle.trusted)
             + f'<div class="mcpnb-note">Asked because: {esc(handle.decision.by)}</div>'
-            + "<div>Arguments (the values the tool will use; defaults marked):</div>"
+            + f"<div>Arguments (the values the tool will use{marked}):</div>"
             + _arguments_table(handle.arguments, handle.defaults)
             + '<details><summary class="mcpnb-note">as JSON</summary>'
             + code_block("arguments (JSON)", json_text(handle.arguments))

@@ -215,17 +215,25 @@ class Wire(str):
       message reads it with :func:`peek` (the values as sent: NaN not yet null, tuples not yet lists;
       routing needs only the id and method). :func:`parse` of it still decodes the text.
 
+    A serialize-made Wire also keeps the UTF-8 bytes it was decoded from, with a newline after them
+    (:attr:`line`): a line-framed transport (stdio) writes them as they are instead of encoding the text
+    again and appending the newline (two copies of a 1 MB message).
+
     A Wire never crosses a hop: the in-memory transport passes the plain text on, and the trace keeps only
     the text.
     """
 
     decoded: Any  # the JSON value read (or _Undecodable); _UNREAD when made by serialize
     message: Message | None  # the message serialize made it from
+    line: bytes | None  # serialize: the text as UTF-8 plus b"\n" (None when the stdlib encoder wrote it)
 
-    def __new__(cls, text: str, decoded: Any = None, message: Message | None = None) -> Wire:
+    def __new__(
+        cls, text: str, decoded: Any = None, message: Message | None = None, line: bytes | None = None
+    ) -> Wire:
         self = super().__new__(cls, text)
         self.decoded = _UNREAD if message is not None else decoded
         self.message = message
+        self.line = line
         return self
 
     @property
@@ -383,4 +391,13 @@ def serialize(message: Message) -> Wire:
     spells them out in the text copy first, README "NaN and Infinity"). A value that is not JSON at all
     (a set, an arbitrary object) raises ``TypeError``.
     """
-    return Wire(_dumps(to_wire(message)), message=message)
+    obj = to_wire(message)
+    if orjson is not None:
+        try:
+            line = orjson.dumps(obj, option=_ORJSON_OPTIONS | orjson.OPT_APPEND_NEWLINE)
+        except TypeError:  # orjson.JSONEncodeError; the stdlib decides, as in _dumps
+            pass
+        else:
+            with memoryview(line) as view:  # decoded without copying the bytes first
+                return Wire(str(view[:-1], "utf-8"), message=message, line=line)
+    return Wire(_dumps(obj), message=message)

@@ -118,6 +118,9 @@ def oversize(item: Overlong, limit: int, *, unknown_is: Kind) -> Oversize:
 
 
 def frame(message: str) -> bytes:
+    line = getattr(message, "line", None)
+    if line is not None:  # our own serialize: orjson's bytes, newline included (none inside: it escapes)
+        return line  # type: ignore[no-any-return]
     if not isinstance(message, str):  # a dict slipping through would skip serialization
         raise TypeError("transports carry serialized JSON text")
     if "\n" in message:

@@ -503,6 +503,18 @@ def test_a_message_dense_with_digits_still_finds_its_long_integer() -> None:
     assert message.result["n"][-1] == 2**64
 
 
+@given(message=valid_messages)
+def test_a_serialized_wire_keeps_its_utf8_line(message: Message) -> None:
+    wire = serialize(message)
+    # None only where orjson cannot write the value (an integer past 64 bits) and the stdlib did
+    assert wire.line in (None, (str(wire) + "\n").encode("utf-8"))
+
+
+def test_an_ordinary_serialized_wire_has_its_line() -> None:
+    wire = serialize(Response(7, {"content": [{"type": "text", "text": "é\nx"}]}))
+    assert wire.line == (str(wire) + "\n").encode("utf-8") and wire.line.count(b"\n") == 1
+
+
 # -- parse once: a Wire carries what was decoded (read) or the message it was made from (serialize) ----------
 @given(message=valid_messages)
 def test_a_read_wire_parses_like_its_text_without_decoding_again(message: Message) -> None:

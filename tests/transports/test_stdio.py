@@ -147,6 +147,16 @@ def pipe_size(file: Any) -> int:
     return int(fcntl.fcntl(file.fileno() if hasattr(file, "fileno") else file, fcntl.F_GETPIPE_SZ))
 
 
+def test_our_own_message_is_written_as_serialize_encoded_it() -> None:
+    """No second encoding of what orjson already wrote as UTF-8 (two copies of a 1 MB message)."""
+    from mcp_notebook.protocol.jsonrpc import Response, serialize
+    from mcp_notebook.transports._stdio_io import frame
+
+    wire = serialize(Response(1, {"content": [{"type": "text", "text": "é" * 1000}]}))
+    assert frame(wire) is wire.line
+    assert frame(str(wire)) == wire.line  # plain text: encoded here, the same bytes
+
+
 @linux_only
 async def test_the_pipes_to_a_spawned_server_hold_a_large_message(tmp_path: Path) -> None:
     """1 MiB pipes (default 64 KiB): a 1 MB message crosses in one or two writes, not sixteen pipefuls."""

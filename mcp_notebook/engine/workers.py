@@ -53,21 +53,25 @@ class _Workers:
     def _work(self) -> None:
         jobs = self._jobs
         while True:
-            context, fn, loop, future = jobs.get()
-            if not future.cancelled():  # read across threads: at worst a just-cancelled call still runs
-                try:
-                    result = context.run(fn)
-                except BaseException as exc:  # delivered to the caller, as to_thread does
-                    _deliver(loop, future, None, exc)
-                else:
-                    _deliver(loop, future, result, None)
-                del context, fn, future  # not kept alive while this thread waits for the next job
+            _run(jobs.get())  # its locals (the result, the loop) go with it: nothing kept while waiting
             with self._lock:
                 self._free += 1
 
     def after_fork(self) -> None:
         """In a forked child the threads are gone (their queue and lock go with them)."""
         self.__init__()  # type: ignore[misc]
+
+
+def _run(job: _Job) -> None:
+    context, fn, loop, future = job
+    if future.cancelled():  # read across threads: at worst a just-cancelled call still runs
+        return
+    try:
+        result = context.run(fn)
+    except BaseException as exc:  # delivered to the caller, as to_thread does
+        _deliver(loop, future, None, exc)
+    else:
+        _deliver(loop, future, result, None)
 
 
 def _deliver(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, exc: Any) -> None:

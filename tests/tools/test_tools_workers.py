@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,6 +34,22 @@ async def test_the_exception_reaches_the_caller() -> None:
 
     with pytest.raises(KeyError, match="boom"):
         await run_in_worker(fail)
+
+
+class Big:
+    """Stands for a large result (a DataFrame, say)."""
+
+
+async def test_a_worker_keeps_no_result_once_delivered() -> None:
+    result = await run_in_worker(Big)
+    gone = weakref.ref(result)
+    del result
+    for _ in range(200):  # the worker may still be returning from the call: bounded, ends at the event
+        gc.collect()
+        if gone() is None:
+            break
+        await asyncio.sleep(0.01)
+    assert gone() is None  # before: the worker's frame held it until its next job
 
 
 async def test_calls_run_concurrently() -> None:

@@ -21,6 +21,8 @@ from mcp_notebook.notebook.forms.fields import EMPTY
 from mcp_notebook.notebook.forms.form import FormInvalid, SchemaForm
 from mcp_notebook.notebook.forms.table import (
     MAX_GRID_ROWS,
+    MAX_PASTE_CHARS,
+    MAX_TABLE_ROWS,
     Column,
     TableField,
     TableProblem,
@@ -321,3 +323,71 @@ def test_the_form_value_is_what_mcp_call_sends_for_the_same_dataframe(shell: Any
     first, second, third = _sent_arguments(mcp)
     assert first == second == third == {"readings": ROWS} == form.form.value
     assert via_variable.structured == via_paste.structured == direct.structured == {"result": 2}
+
+
+# -- edges a person (or a careless file) brings ---------------------------------------------------------
+
+
+def test_a_byte_order_mark_before_the_header_is_not_part_of_the_first_name() -> None:
+    """Before: '\\ufeffcity' named no column, so the header was read as a row ('temp' is not a number)."""
+    text = "\ufeffcity,temp,count,ok,day,kind\nOslo,1.5,3,1,2024-01-05,raw\nRome,,4,0,2024-02-29,clean\n"
+    assert parse_table(text, COLUMNS)[1] == ROWS
+    columns, rows = parse_table("\ufeffx,y\n1,2\n", [])
+    assert [c.name for c in columns] == ["x", "y"] and rows == [{"x": 1, "y": 2}]
+
+
+def test_quoted_cells_keep_their_delimiters_line_breaks_and_empty_lines() -> None:
+    """Before: the text was cut into lines first, so a quoted line break was lost ('Os\\nlo' -> 'Oslo')
+    and an empty line inside quotes dropped."""
+    text = (
+        'city,temp,count,ok,day,kind\n"Oslo, NO",1.5,3,1,2024-01-05,raw\n\n'
+        '"line one\nline two\n\nline four",,4,0,2024-02-29,clean\n'
+    )
+    rows = parse_table(text, COLUMNS)[1]
+    assert [r["city"] for r in rows] == ["Oslo, NO", "line one\nline two\n\nline four"]
+    assert rows[1]["temp"] is None and len(rows) == 2  # the blank line between rows is no row
+
+
+def test_a_huge_paste_is_refused_before_it_is_read_and_the_message_says_the_bound() -> None:
+    """Before: 10 MB (or a million lines) was read cell by cell, then held in the form."""
+    line = "Oslo\t1.5\t3\ttrue\t2024-01-05\traw\n"
+    with pytest.raises(TableProblem, match=f"at most {MAX_PASTE_CHARS:,}"):
+        parse_table(line * (MAX_PASTE_CHARS // len(line) + 1), COLUMNS)
+    with pytest.raises(TableProblem, match=f"more than {MAX_TABLE_ROWS:,} rows"):
+        parse_table("x\n" + "1\n" * 1_000_000, [])  # 2 MB: under the size, over the rows
+    form = SchemaForm(SCHEMA)
+    grid = table(form)
+    grid.set(ROWS)
+    with pytest.raises(TableProblem):
+        grid.paste("city\n" + "Oslo\n" * (MAX_TABLE_ROWS + 1))
+    assert f"{MAX_TABLE_ROWS:,}" in grid.head.value and form.value == {"readings": ROWS}
+
+
+def test_free_columns_keep_infinite_looking_text_and_read_nan_as_missing() -> None:
+    """Before: '1e999' and 'Infinity' became float('inf'), which goes on the wire as null: a value lost."""
+    free = Column("x", {}, None, nullable=True)
+    assert parse_cell("1e999", free) == ("1e999", "") and parse_cell("-Infinity", free) == ("-Infinity", "")
+    assert parse_cell("NaN", free) == (None, "") and parse_cell("2.5", free) == (2.5, "")
+
+
+def test_a_variable_with_too_many_rows_or_duplicate_columns_is_refused_with_the_reason() -> None:
+    """Before: a frame of any size was converted (at each key typed), and duplicate columns silently kept
+    one column's values."""
+    big = pd.DataFrame({"x": range(MAX_TABLE_ROWS + 1)})
+    doubled = pd.DataFrame([[1, 2, 3]], columns=["a", "a", "b"])
+    namespace: dict[str, Any] = {"big": big, "doubled": doubled, "ints": [1, 2]}
+    sent: list[Any] = []
+    form = SchemaForm(BARE, on_submit=sent.append, namespace=namespace)
+    grid = table(form, "rows")
+    for name, message in [
+        ("big", f"'big' has {MAX_TABLE_ROWS + 1:,} rows; a form sends at most {MAX_TABLE_ROWS:,}"),
+        ("doubled", "'doubled' has duplicate columns (a); name each column once"),
+        ("ints", "'ints' is a list of int, not a DataFrame or a list of row objects"),
+    ]:
+        with pytest.raises(TableProblem, match=message.replace("(", r"\(").replace(")", r"\)")):
+            grid.use_variable(name)
+        with pytest.raises(FormInvalid):
+            form.submit()
+    assert sent == []
+    with pytest.raises(TableProblem, match="at most"):
+        SchemaForm(BARE, values={"rows": big})

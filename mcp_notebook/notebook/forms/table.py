@@ -17,7 +17,9 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import html
+import io
 import json
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +33,8 @@ from .schema import Schema, is_const_choice, prepare, split_nullable
 
 __all__ = [
     "MAX_GRID_ROWS",
+    "MAX_PASTE_CHARS",
+    "MAX_TABLE_ROWS",
     "Column",
     "TableField",
     "TableProblem",
@@ -44,6 +48,10 @@ __all__ = [
 
 #: More rows than this are held as data and previewed, not edited cell by cell (each cell is a widget).
 MAX_GRID_ROWS = 50
+#: A form's table holds at most this many rows (pasted or from a variable); more is a job for ``mcp.call``.
+MAX_TABLE_ROWS = 100_000
+#: Pasted text longer than this is refused before it is read (a spreadsheet's 100,000 short rows fit).
+MAX_PASTE_CHARS = 5_000_000
 PREVIEW_ROWS = 10
 SCALAR_KINDS = frozenset(
     {"string", "textarea", "date", "integer", "number", "boolean", "enum", "titled_enum", "const"}
@@ -136,6 +144,8 @@ def parse_cell(text: str, column: Column) -> tuple[Any, str]:
             value = json.loads(stripped)
         except ValueError:
             return text, ""
+        if isinstance(value, float) and not math.isfinite(value):  # NaN: missing; 1e999, Infinity: text
+            return (None, "") if math.isnan(value) else (text, "")
         return (value, "") if not isinstance(value, (list, dict)) else (text, "")
     if kind in ("integer", "number"):
         if stripped.lower() in _NULL_WORDS:
@@ -196,11 +206,25 @@ def parse_table(text: str, columns: Sequence[Column]) -> tuple[list[Column], lis
     Without one the cells are matched by position. For a table without declared columns the first line
     must be the header, and names the columns. A cell that does not fit its column raises
     :class:`TableProblem` naming the line and the column; nothing is half-taken."""
-    lines = [line for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if line.strip()]
-    if not lines:
+    if len(text) > MAX_PASTE_CHARS:
+        raise TableProblem(
+            f"the pasted text has {len(text):,} characters; a form takes at most {MAX_PASTE_CHARS:,} "
+            "(pass a DataFrame with mcp.call, or use a variable)"
+        )
+    text = text.removeprefix("\ufeff")  # a byte order mark, as some CSV files begin
+    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    if not first_line:
         raise TableProblem("nothing to paste: the text is empty")
-    delimiter = "\t" if "\t" in lines[0] else "," if "," in lines[0] else ";" if ";" in lines[0] else "\t"
-    records = list(csv.reader(lines, delimiter=delimiter))
+    delimiter = (
+        "\t" if "\t" in first_line else "," if "," in first_line else ";" if ";" in first_line else "\t"
+    )
+    # the whole text to the reader, so that a quoted cell keeps its line breaks and empty lines
+    records = []
+    for record in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+        if any(cell.strip() for cell in record):  # a blank line between rows is no row
+            records.append(record)
+            if len(records) > MAX_TABLE_ROWS + 1:  # + a header line
+                raise TableProblem(f"the pasted text has more than {MAX_TABLE_ROWS:,} rows; {_TOO_MANY}")
     first = [cell.strip() for cell in records[0]]
     if not columns:  # a free table: the header names the columns
         values = [cell for cell in first if parse_number(cell, False)[0] is not EMPTY]
@@ -235,6 +259,8 @@ def parse_table(text: str, columns: Sequence[Column]) -> tuple[list[Column], lis
 
 # -- a variable of the notebook ------------------------------------------------------------------------
 
+_TOO_MANY = "a form sends at most that many (pass the DataFrame with mcp.call, or mcp.map for a call per row)"
+
 
 def _is_frame(value: Any) -> bool:
     pd = sys.modules.get("pandas")
@@ -250,13 +276,27 @@ def dataframe_names(namespace: Mapping[str, Any]) -> list[str]:
     return sorted(n for n, v in list(namespace.items()) if not n.startswith("_") and _is_frame(v))
 
 
-def rows_of(value: Any, columns: Sequence[Column], name: str = "the value") -> list[Any]:
+def rows_of(
+    value: Any, columns: Sequence[Column], name: str = "the value", *, sample: bool = False
+) -> list[Any]:
     """A DataFrame (or a list of row dicts) as the rows ``mcp.call`` would send: ``to_jsonable``'s
-    records, NaN as ``null``. :class:`TableProblem` when it is neither, or its columns do not fit."""
-    if _is_frame(value) or (isinstance(value, list) and all(isinstance(r, Mapping) for r in value)):
-        rows: list[Any] = finite(to_jsonable(value))
-    else:
+    records, NaN as ``null``. :class:`TableProblem` when it is neither, has more than
+    :data:`MAX_TABLE_ROWS` rows or duplicate column names, or its columns do not fit. ``sample``: check
+    it all the same, but convert its first row only (what the form shows while a name is typed)."""
+    frame = _is_frame(value)
+    if not frame and not isinstance(value, list):
         raise TableProblem(f"{name} is a {type(value).__name__}, not a DataFrame")
+    if len(value) > MAX_TABLE_ROWS:
+        raise TableProblem(
+            f"{name} has {len(value):,} rows; {_TOO_MANY.replace('that many', f'{MAX_TABLE_ROWS:,}')}"
+        )
+    if not frame and not _is_rows(value):
+        raise TableProblem(f"{name} is a list of {_kinds(value)}, not a DataFrame or a list of row objects")
+    if frame:
+        doubled = list(dict.fromkeys(str(c) for c in value.columns[value.columns.duplicated()]))
+        if doubled:  # to_dict("records") would keep one of them and drop the others' values
+            raise TableProblem(f"{name} has duplicate columns ({', '.join(doubled)}); name each column once")
+    rows: list[Any] = finite(to_jsonable(value[:1] if sample else value))
     if columns:
         have = list(dict.fromkeys(k for r in rows for k in r)) if rows else _frame_columns(value)
         names = [c.name for c in columns]
@@ -272,6 +312,10 @@ def rows_of(value: Any, columns: Sequence[Column], name: str = "the value") -> l
                 f"{name} does not fit this table: {'; '.join(parts)} (its columns: {', '.join(names)})"
             )
     return rows
+
+
+def _kinds(values: list[Any]) -> str:
+    return ", ".join(sorted({type(v).__name__ for v in values if not isinstance(v, Mapping)}))
 
 
 def _frame_columns(value: Any) -> list[str]:
@@ -393,7 +437,7 @@ class TableField(Field):
         taken: list[Any] = rows
         return taken
 
-    def _variable_rows(self) -> tuple[Any, str]:
+    def _variable_rows(self, sample: bool = False) -> tuple[Any, str]:
         name = (self.variable.value if self.variable is not None else "").strip()
         if not name:
             return EMPTY, "name a DataFrame of the notebook" if self.spec.required else ""
@@ -403,19 +447,19 @@ class TableField(Field):
             known = f" (DataFrames: {', '.join(frames)})" if frames else " (it has no DataFrame)"
             return EMPTY, f"no variable {name!r} in the notebook{known}"
         try:
-            return rows_of(namespace[name], self.columns, repr(name)), ""
+            return rows_of(namespace[name], self.columns, repr(name), sample=sample), ""
         except TableProblem as exc:
             return EMPTY, str(exc)
         except Exception as exc:  # a value to_jsonable cannot represent: said, not raised into a click
             return EMPTY, f"{name!r} cannot be sent as JSON: {exc}"
 
-    def _describe_variable(self) -> None:
-        rows, problem = self._variable_rows()
+    def _describe_variable(self) -> None:  # at each key typed: the first row converted, not all of them
+        rows, problem = self._variable_rows(sample=True)
         self.show_errors([problem] if problem else [])
         if rows is EMPTY:
             self.note.value = ""
             return
-        count = len(rows)
+        count = len(self.kit.namespace()[self.variable.value.strip()]) if self.kit.namespace else 0
         self.note.value = (
             f'<div style="font-size:12px;{MUTED}">{count} row{"" if count == 1 else "s"} will be sent '
             f"(read again when the form is submitted)</div>"

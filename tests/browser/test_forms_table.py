@@ -56,7 +56,12 @@ def test_paste_rows_into_the_grid_and_call(open_notebook: OpenNotebook, screensh
     print(f"\nthe grid after a paste and a call: {shot}", file=sys.stderr)
 
 
-def test_use_a_kernel_variable_and_call(open_notebook: OpenNotebook, screenshot_dir: Path) -> None:
+@both_frontends
+def test_use_a_kernel_variable_and_call_then_restart_and_reload(
+    open_notebook: OpenNotebook, screenshot_dir: Path
+) -> None:
+    """Also: after Kernel > Restart and a reload the form with its grid shows its snapshot (the rows it
+    sent), never "Error displaying widget: model not found"."""
     notebook = open_notebook(["%load_ext mcp_notebook", TOOL, FRAME, "%mcp form summarize"])
     notebook.run_all()
     form = notebook.output(3)
@@ -76,8 +81,19 @@ def test_use_a_kernel_variable_and_call(open_notebook: OpenNotebook, screenshot_
         "3 rows; count 7; missing temp 1; cities Oslo+Rome+Kyiv", timeout=UI_TIMEOUT_MS
     )
     assert not notebook.errors(), notebook.errors()
-    shot = notebook.screenshot(screenshot_dir / "form-table-variable.png", whole=True)
+    shot = notebook.screenshot(screenshot_dir / f"form-table-variable-{notebook.frontend}.png", whole=True)
     print(f"\nthe grid fed by a kernel variable: {shot}", file=sys.stderr)
+
+    notebook.save()
+    notebook.restart_kernel()
+    notebook.reload()
+    shot = notebook.screenshot(screenshot_dir / f"form-table-restarted-{notebook.frontend}.png", whole=True)
+    print(f"\nthe grid's form after restart + reload: {shot}", file=sys.stderr)
+    assert not notebook.widget_errors(), notebook.widget_errors()
+    form = notebook.output(3)
+    expect(form).to_contain_text("Summarize readings.", timeout=UI_TIMEOUT_MS)
+    expect(form).to_contain_text('"city": "Kyiv"')  # the snapshot: the rows the variable gave
+    expect(form).to_contain_text("3 rows; count 7; missing temp 1; cities Oslo+Rome+Kyiv")
 
 
 @both_frontends

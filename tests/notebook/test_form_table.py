@@ -391,3 +391,26 @@ def test_a_variable_with_too_many_rows_or_duplicate_columns_is_refused_with_the_
     assert sent == []
     with pytest.raises(TableProblem, match="at most"):
         SchemaForm(BARE, values={"rows": big})
+
+
+def test_a_big_table_is_sent_whole_but_its_snapshots_and_card_are_cut(shell: Any, interactive: None) -> None:
+    """Before: the form's snapshot (written into the notebook with every call), its "last call" note and
+    the approval card's arguments table held every row's JSON: ~2 MB of HTML for 20,000 rows."""
+    from mcp_notebook.notebook.calls.widgets import ApprovalCard
+
+    mcp = api(shell)
+    mcp.tool(bare)
+    many = pd.DataFrame({"x": range(20_000), "label": ["some text"] * 20_000})
+    shell.user_ns["many"] = many
+    form = mcp.form("bare")
+    table(form.form, "rows").use_variable("many")
+    handle = form.submit()
+    handle.wait(WAIT)
+    assert handle.structured == {"result": 20_000}  # all of it went out
+    snapshot = form.static_bundle()
+    for text in (snapshot["text/html"], snapshot["text/plain"]):
+        assert len(text) < 5_000, len(text)
+    assert "20,000 items" in snapshot["text/plain"]
+    card = ApprovalCard(mcp.prepare("bare", {"rows": many.to_dict("records")}))  # as the form sends it
+    table_html = card.widget.children[0].value.split("as JSON")[0]
+    assert len(table_html) < 5_000 and "characters in all" in table_html

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import ipywidgets as w
 
-from ..rendering.base import code_block, esc, json_text, note_html, wrap
+from ..rendering.base import code_block, esc, json_text, note_html, one_line, wrap
 
 if TYPE_CHECKING:
     from ..forms.form import SchemaForm
@@ -118,6 +118,11 @@ def _annotations_html(tool_def: Mapping[str, Any] | None, trusted: bool) -> str:
     return f"<div>The server <i>claims</i>: {facts} {note}</div>"
 
 
+def _cut(text: str, limit: int = 1_000) -> str:
+    """An argument's JSON in the card's table, cut (a table of many rows): all of it is under "as JSON"."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters in all)"
+
+
 def _arguments_table(arguments: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     """Given arguments, then the schema defaults the tool applies to the rest (the effective call)."""
     rows = [(k, v, "") for k, v in arguments.items()] + [(k, v, "default") for k, v in defaults.items()]
@@ -125,7 +130,7 @@ def _arguments_table(arguments: Mapping[str, Any], defaults: Mapping[str, Any]) 
         return '<div class="mcpnb-note">(no arguments)</div>'
     # the note column only when a default is in it (else an empty column trails every row)
     body = "".join(
-        f"<tr><td><code>{esc(k)}</code></td><td><code>{esc(json_text(v, indent=None))}</code></td>"
+        f"<tr><td><code>{esc(k)}</code></td><td><code>{esc(_cut(json_text(v, indent=None)))}</code></td>"
         + (f'<td class="mcpnb-note">{esc(note)}</td>' if defaults else "")
         + "</tr>"
         for k, v, note in rows
@@ -501,7 +506,8 @@ class ToolForm:
         last = self.handle
         note = "no call made yet"
         if last is not None:
-            args = ", ".join(f"{k}={json_text(v, indent=None)}" for k, v in last.arguments.items())
+            # each argument cut at 200 characters: a table of many rows is not written out with every call
+            args = ", ".join(f"{k}={one_line(v, 200)}" for k, v in last.arguments.items())
             note = f"last call: {last.label}({args}) — {last.state}"
         text = f"form {self.label}\n" + "\n".join(f"  {k}: {v}" for k, v in snapshot["rows"]) + f"\n({note})"
         return {

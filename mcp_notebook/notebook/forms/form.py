@@ -29,6 +29,17 @@ _log = logging.getLogger(__name__)
 Path = tuple[Key, ...]
 Callback = Callable[[dict[str, Any]], None]
 REQUIRED_MESSAGE = "This field is required."
+#: A value's JSON in the form's snapshot (the saved notebook's HTML/text) is cut at this many characters:
+#: a table of 100,000 rows is sent whole, but not written into the notebook with every call.
+SNAPSHOT_CHARS = 1_000
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) <= SNAPSHOT_CHARS:
+        return text
+    items = f"{len(value):,} items, " if isinstance(value, list | dict) else ""
+    return f"{text[:SNAPSHOT_CHARS]}… ({items}{len(text):,} characters in all)"
 
 
 @dataclass(frozen=True)
@@ -132,9 +143,9 @@ class SchemaForm:
         """The form as static HTML (title, description, each top-level field and its value) and rows."""
         value = self.value
         names = list(getattr(self._root, "fields", {}) or {})
-        rows = [(n, json.dumps(value[n], ensure_ascii=False) if n in value else "—") for n in names]
+        rows = [(n, _shown(value[n]) if n in value else "—") for n in names]
         if not names and value:
-            rows = [("value", json.dumps(value, ensure_ascii=False))]
+            rows = [("value", _shown(value))]
         body = "".join(
             f"<tr><td><b>{html.escape(k)}</b></td><td><code>{html.escape(v)}</code></td></tr>"
             for k, v in rows

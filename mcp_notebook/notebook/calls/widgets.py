@@ -119,7 +119,7 @@ def _annotations_html(tool_def: Mapping[str, Any] | None, trusted: bool) -> str:
 
 
 def _cut(text: str, limit: int = 1_000) -> str:
-    """An argument's JSON in the card's table, cut (a table of many rows): all of it is under "as JSON"."""
+    """An argument's JSON in the card's table, cut (a table of many rows); the "as JSON" block shows more."""
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters in all)"
 
 

@@ -38,7 +38,7 @@ from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
 from ..tools import jsonable_arguments
-from ..tools.validation import schema_check
+from ..tools.validation import SchemaCheck, schema_check
 from ..transports.base import NeedsToolDefinitions, Serves, Transport
 from ..transports.memory import memory_pair
 from .client_inputs import InputAnswers, InputRequest
@@ -136,6 +136,9 @@ class Client(InputAnswers, TaskClientMixin):
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None
         self._tools: dict[str, dict[str, Any]] = {}
+        # tool name -> (the outputSchema object of the current listing, its check): schema_check's shared
+        # cache is keyed by the schema's JSON text, which costs a json.dumps per call to compute
+        self._output_checks: dict[str, tuple[dict[str, Any], SchemaCheck]] = {}
         #: Tools the last ``tools/list`` left out, by name (``#index`` without one): why (``%mcp lint``).
         self.dropped_tools: dict[str, str] = {}
         self._tools_stale = True
@@ -531,10 +534,15 @@ class Client(InputAnswers, TaskClientMixin):
             return None
         if "structuredContent" not in result:
             return f"tool {name!r} has an outputSchema but returned no structuredContent"
-        try:
-            check = schema_check(schema)  # compiled once per distinct schema, shared (tools/validation.py)
-        except ValueError as exc:
-            return f"tool {name!r} has an unusable outputSchema: {exc}"
+        known = self._output_checks.get(name)
+        if known is not None and known[0] is schema:  # this listing's schema: no key to compute again
+            check = known[1]
+        else:
+            try:
+                check = schema_check(schema)  # compiled once per distinct schema, shared (tools/validation)
+            except ValueError as exc:
+                return f"tool {name!r} has an unusable outputSchema: {exc}"
+            self._output_checks[name] = (schema, check)
         problems = check.problems(result["structuredContent"])
         return (
             f"tool {name!r} returned structuredContent not matching its outputSchema: {problems[0]}"

@@ -62,3 +62,35 @@ async def test_a_listened_server_still_builds_the_call_for_its_listeners() -> No
     started = [call for name, call in heard if name == "call_started"]
     assert len(started) == 1 and started[0].tool == "echo" and started[0].arguments == {"text": "x"}
     assert [name for name, _ in heard if name.startswith("call_")] == ["call_started", "call_finished"]
+
+
+async def test_a_structured_result_is_checked_without_keying_its_schema_per_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The client checks structuredContent against the listed outputSchema; the schema's shared check is
+    found by its JSON text (a json.dumps), once per listing, not once per call."""
+    from mcp_notebook.engine import client as client_module
+
+    server = Server("structured")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    looked_up = []
+    real = client_module.schema_check
+
+    def counted(schema: Any, **options: Any) -> Any:
+        looked_up.append(schema)
+        return real(schema, **options)
+
+    monkeypatch.setattr(client_module, "schema_check", counted)
+    async with Client(server) as client:
+        for n in range(CALLS):
+            assert (await client.call_tool("add", {"a": n, "b": 1}))["structuredContent"] == {"result": n + 1}
+        assert len(looked_up) == 1
+        await client.list_tools()  # a new listing: its schema is looked up again, once
+        await client.call_tool("add", {"a": 1, "b": 1})
+        await client.call_tool("add", {"a": 1, "b": 1})
+        assert len(looked_up) == 2

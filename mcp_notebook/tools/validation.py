@@ -350,8 +350,10 @@ def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
     is not of the simple shape (then every instance goes to jsonschema)."""
     if set(schema) - _ANNOTATIONS - {"type", "properties", "required", "additionalProperties", "$schema"}:
         return None
-    if schema.get("type") != "object" or schema.get("additionalProperties", True) is not False:
+    additional = schema.get("additionalProperties", True)
+    if schema.get("type") != "object" or (additional is not False and additional is not True):
         return None
+    closed = additional is False  # open (absent or true): any other key, with any value, is allowed
     properties = schema.get("properties", {})
     required = schema.get("required", [])
     if not isinstance(properties, dict) or not isinstance(required, list):
@@ -373,7 +375,10 @@ def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
             return False
         for key, value in instance.items():
             check = checks.get(key)
-            if check is None or not check(value):
+            if check is None:
+                if closed:
+                    return False
+            elif not check(value):
                 return False
         return True
 

@@ -23,6 +23,9 @@ SCHEMAS: list[dict[str, Any]] = [
         "additionalProperties": False,
     },
     {"type": "object", "additionalProperties": False},
+    # open objects (an outputSchema of a structured result): other keys are allowed, with any value
+    {"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]},
+    {"type": "object", "properties": {"n": {"type": ["number", "null"]}}, "additionalProperties": True},
 ]
 
 json_values = st.recursive(
@@ -44,8 +47,18 @@ def test_fast_path_never_accepts_what_jsonschema_rejects(instance: Any) -> None:
 
 def test_fast_path_is_used_only_for_the_simple_shape() -> None:
     assert _fast_check({"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}}}) is None
-    assert _fast_check({"type": "object", "properties": {"x": {"type": "string"}}}) is None  # open object
+    assert _fast_check({"type": "object", "additionalProperties": {"type": "string"}}) is None
+    assert _fast_check({"type": "object", "properties": {"x": {"type": "string"}}}) is not None  # open
     assert _fast_check({"type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}}) is None
+
+
+def test_an_open_objects_other_keys_pass_and_a_closed_ones_defer() -> None:
+    open_check = _fast_check({"type": "object", "properties": {"result": {"type": "integer"}}})
+    closed_check = _fast_check(SCHEMAS[0])
+    assert open_check is not None and closed_check is not None
+    assert open_check({"result": 3, "other": [1, {"x": None}]})
+    assert not open_check({"result": "3"})  # a wrong type still goes to jsonschema
+    assert not closed_check({"s": "a", "i": 1, "other": 1})
 
 
 def test_errors_still_come_from_jsonschema() -> None:

@@ -110,7 +110,12 @@ def test_basic_example_in_every_display_mode(open_notebook: OpenNotebook, packag
         ".setSource(source)",
         "print([c.state for c in h.app.calls], h.app.display_mode)",
     )
-    notebook.run_cell(4)
+    # the mode the person picked last reaches the kernel as a widget state update, which ipywidgets may
+    # hold back until the kernel is idle: read again until it arrived (bounded: at most 10 cell runs)
+    for _ in range(10):
+        notebook.run_cell(4)
+        if "inline" in notebook.output_text(4):
+            break
     assert "['done', 'done', 'done'] inline" in notebook.output_text(4)
 
 

@@ -52,7 +52,8 @@ def test_teardown_reaches_the_app_when_the_output_is_cleared_or_the_cell_re_run(
     assert not notebook.errors(), notebook.errors()
 
     def ready() -> None:
-        app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+        # the newest frame: after a re-run the old one stays (hidden) until it answered teardown
+        app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame").last.frame_locator("iframe")
         expect(app.locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
 
     def report() -> str:
@@ -84,3 +85,31 @@ def expect_report(notebook: Notebook, report: Callable[[], str], wanted: str) ->
         if wanted in seen:
             return
     raise AssertionError(f"the kernel saw {seen!r}, wanted {wanted!r}")
+
+
+def test_the_frame_follows_its_output_hidden_and_shown_without_reloading(open_notebook: OpenNotebook) -> None:
+    """The frame lives in the output area's layer, laid over its slot: collapsing the cell's outputs hides
+    it; showing them again shows the app again. JupyterLab detaches hidden outputs, which starts the
+    frame's page over: the host sends the app again (before, the frame stayed blank: the proxy's new
+    page waited for a resource that never came). The kernel's ``view.teardown()`` removes the frame and
+    leaves no empty box."""
+    tool = f"@mcp.tool(app={VIEW!r})\ndef keep() -> str:\n    'Keep.'\n    return 'kept'"
+    notebook = open_notebook(["%load_ext mcp_notebook", tool, "h = %mcp call keep", "pass"])
+    notebook.run_all()
+    frame = notebook.output(2).locator("iframe.mcpnb-app-frame")
+    app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    expect(app.locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
+    notebook.page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 2; }")
+    notebook.command("notebook:hide-cell-outputs")
+    expect(frame).to_be_hidden()
+    notebook.command("notebook:show-cell-outputs")
+    expect(frame).to_be_visible()
+    expect(app.locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)  # drawn again
+    notebook.page.evaluate(
+        "source => window.jupyterapp.shell.currentWidget.content.widgets[3].model.sharedModel"
+        ".setSource(source)",
+        "h.app.teardown()",
+    )
+    notebook.run_cell(3)
+    expect(frame).to_have_count(0)
+    expect(notebook.output(2).locator(".mcpnb-app-slot")).to_be_hidden()

@@ -181,6 +181,7 @@ function render({ model, el }) {
     next.style.cssText = "width:100%;height:100%;display:block;background:transparent;border:0;box-sizing:border-box";
     if (model.get("prefers_border")) next.style.border = "1px solid var(--jp-border-color1, #ccc)";
     slot.style.height = inlineHeight || `${model.get("height")}px`;
+    slot.style.display = "block";
     const origin = originProxy();
     if (origin) {
       // an app that asked for a domain: a guard document of ours (JupyterLab's origin, our code only) whose
@@ -500,6 +501,14 @@ function render({ model, el }) {
     const message = event.data;
     if (!message || typeof message !== "object" || message.jsonrpc !== "2.0") return;
     if (message.method === "ui/notifications/sandbox-proxy-ready") {
+      if (proxyReady && pendingHtml === null && model.get("html")) {
+        // the proxy loaded again: its frame was detached and attached again (JupyterLab detaches a cell's
+        // outputs while they are hidden), which starts a frame's page over. So does the app: it is sent
+        // again and told the call's input and result again (it keeps only what it stored)
+        initialized = false;
+        delivered = { input: false, partial: null, result: false, cancelled: false };
+        pendingHtml = model.get("html");
+      }
       proxyReady = true;
       return sendResource();
     }
@@ -532,6 +541,7 @@ function render({ model, el }) {
         .finally(() => {
           if (frame) frame.remove();
           frame = null;
+          slot.style.display = "none"; // no empty box where the app was
         });
     }
   };

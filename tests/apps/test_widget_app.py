@@ -15,7 +15,7 @@ import pytest
 import traitlets
 
 from mcp_notebook.notebook.apps import APP_MIME, EXTENSION
-from mcp_notebook.notebook.apps.widget_app import widget_document, widget_state
+from mcp_notebook.notebook.apps.widget_app import MAX_STATE_CHARS, widget_document, widget_state
 from tests.notebook import ipyshell
 
 shell = ipyshell.shell
@@ -158,3 +158,31 @@ def test_the_readme_example_serves_its_widget(shell: Any) -> None:
     page = mcp.calls.client("local").read_resource("ui://notebook/counter.html")["contents"][0]["text"]
     assert config_of(page)["state"] == {"count": 0, "label": "clicks"}
     assert mcp.call("counter", {"start": 41}).structured == {"count": 41, "label": "from the tool"}
+
+
+def test_a_huge_state_is_refused_with_the_bound_at_registration_and_at_read(shell: Any) -> None:
+    """Before: any size went into the page (a 100 MB bytes trait: a 133 MB resource, read at each open)."""
+    mcp = shell.user_ns["mcp"]
+    huge = b"\x00" * (MAX_STATE_CHARS * 3 // 4 + 10)  # its base64 is past the bound
+
+    class Heavy(anywidget.AnyWidget):
+        _esm = "export default { render() {} };"
+        data = traitlets.Bytes(huge).tag(sync=True)
+
+    def heavy() -> int:
+        """Show the heavy widget."""
+        return 1
+
+    with pytest.raises(ValueError, match=rf"trait 'data'.*at most {MAX_STATE_CHARS:,}"):
+        mcp.tool(app=Heavy)(heavy)
+    widget = Counter()
+
+    @mcp.tool(app=widget, uri="ui://notebook/grows.html")
+    def grows() -> str:
+        """A counter whose bytes grow after it is served."""
+        return "ok"
+
+    widget.blob = huge
+    client = mcp.calls.client("local")
+    with pytest.raises(Exception, match=f"at most {MAX_STATE_CHARS:,}"):
+        client.read_resource("ui://notebook/grows.html")

@@ -275,3 +275,74 @@ def test_send_size_theme_and_teardown_under_a_host(browser: Browser) -> None:
         assert order == ["cleaned-up", "answered"]
     finally:
         page.close()
+
+
+THROWS_ESM = """
+document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
+throw new Error("boom at import");
+export default {};
+"""
+SAVE_ESM = """
+function render({ model, el }) {
+  const save = document.createElement("button");
+  save.id = "save";
+  save.textContent = "save";
+  save.onclick = () => model.save_changes();
+  el.append(save);
+}
+export default { render };
+"""
+
+
+def test_a_failing_module_says_why_at_once_and_a_result_sets_only_traits(browser: Browser) -> None:
+    """Before: a module that threw at its top level (or did not parse) was run a second time inline, and
+    after 10 s the page said "the widget's module did not run inline", not the error; a tool result's
+    "constructor" / "toString" keys became state (inherited names of a plain object) and went to the host."""
+    import anywidget
+    import traitlets
+
+    class Throws(anywidget.AnyWidget):
+        _esm = THROWS_ESM
+
+    class Unparsable(anywidget.AnyWidget):
+        _esm = "export default { render( };"
+
+    class Saver(anywidget.AnyWidget):
+        _esm = SAVE_ESM
+        question = traitlets.Unicode("why?").tag(sync=True)
+
+    for widget, said in [(Throws, "boom at import"), (Unparsable, "Unexpected token")]:
+        page = browser.new_page()
+        try:
+            document = widget_document(widget, name="failing")
+            page.set_content(ROUND_TRIP_HOST.replace("DOCUMENT", json.dumps(document).replace("</", "<\\/")))
+            app = page.frame_locator("#app")
+            root = app.locator("#mcpnb-widget-root")
+            expect(root).to_contain_text(f"The widget failed to render: {said}", timeout=UI_TIMEOUT_MS)
+            expect(root).not_to_contain_text("did not run inline")
+            if widget is Throws:  # its code ran once, not again inline
+                expect(app.locator("body")).to_have_attribute("data-runs", "1")
+        finally:
+            page.close()
+
+    page = browser.new_page()
+    try:
+        document = widget_document(Saver, name="saver")
+        page.set_content(ROUND_TRIP_HOST.replace("DOCUMENT", json.dumps(document).replace("</", "<\\/")))
+        app = page.frame_locator("#app")
+        expect(app.locator("#save")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.evaluate(
+            "() => window.hostSend({method: 'ui/notifications/tool-result', params: {content: [],"
+            " structuredContent: JSON.parse("
+            """'{"constructor": "x", "toString": "y", "__proto__": {"bad": 1}, "question": "how?"}')}})"""
+        )
+        app.locator("#save").click()
+        page.wait_for_function(
+            "() => window.messages.some((m) => m.method === 'ui/update-model-context')", timeout=UI_TIMEOUT_MS
+        )
+        sent = page.evaluate(
+            "() => window.messages.find((m) => m.method === 'ui/update-model-context').params"
+        )
+        assert sent["structuredContent"] == {"question": "how?"}, sent
+    finally:
+        page.close()

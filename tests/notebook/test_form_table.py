@@ -361,6 +361,10 @@ def test_a_huge_paste_is_refused_before_it_is_read_and_the_message_says_the_boun
     with pytest.raises(TableProblem):
         grid.paste("city\n" + "Oslo\n" * (MAX_TABLE_ROWS + 1))
     assert f"{MAX_TABLE_ROWS:,}" in grid.head.value and form.value == {"readings": ROWS}
+    grid.chooser.value = "paste"
+    grid.paste_box.value = "x" * (MAX_PASTE_CHARS + 1)  # pasted into the box, then the button
+    grid._paste_button.click()
+    assert f"at most {MAX_PASTE_CHARS:,}" in grid.head.value and grid.paste_box.value == ""
 
 
 def test_free_columns_keep_infinite_looking_text_and_read_nan_as_missing() -> None:

@@ -61,7 +61,7 @@
     return btoa(text);
   };
   const binary = new Set(config.binary || []);
-  const state = {};
+  const state = Object.create(null); // no inherited keys: a result's "constructor" or "__proto__" is no trait
   for (const [name, value] of Object.entries(config.state || {})) {
     state[name] = binary.has(name) && typeof value === "string" ? toView(value) : value;
   }
@@ -192,12 +192,17 @@
   const inlineModule = () =>
     new Promise((resolve, reject) => {
       const key = `__mcpnbWidget${Math.random().toString(36).slice(2)}`;
-      const timer = setTimeout(() => reject(new Error("the widget's module did not run inline")), 10000);
-      window[key] = (found) => {
+      // the module's own error (a syntax error, a throw at its top level) ends the wait at once, as itself
+      const failed = (event) => finish(() => reject(event.error || new Error(event.message)));
+      const timer = setTimeout(() => finish(() => reject(new Error("the widget's module did not run inline"))), 10000);
+      const finish = (then) => {
         clearTimeout(timer);
+        removeEventListener("error", failed);
         delete window[key];
-        resolve(found);
+        then();
       };
+      addEventListener("error", failed);
+      window[key] = (found) => finish(() => resolve(found));
       const script = document.createElement("script");
       script.type = "module";
       script.textContent =
@@ -210,6 +215,11 @@
     try {
       return await import(url);
     } catch (error) {
+      // only a refused blob: URL (the host's policy) runs the module again inline; the module's own error
+      // (a syntax error, a throw at its top level) is the widget's failure, and its code ran once
+      const text = String((error && error.message) || error);
+      const refused = error instanceof TypeError && (text.includes(url) || /importing a module script failed/i.test(text));
+      if (!refused) throw error;
       log("info", `blob: module refused (${error}); running the widget's module inline`);
       return inlineModule();
     } finally {

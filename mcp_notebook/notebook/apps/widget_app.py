@@ -46,7 +46,14 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-__all__ = ["is_widget", "widget_document", "widget_source", "widget_state"]
+from ...errors import JSONRPCError
+from ...protocol.errors import INTERNAL_ERROR
+
+__all__ = ["MAX_STATE_CHARS", "is_widget", "widget_document", "widget_source", "widget_state"]
+
+#: The state written into the page (bytes as base64) is at most this many characters: the page travels
+#: whole in one resources/read answer, to every host that opens the app.
+MAX_STATE_CHARS = 8_000_000
 
 _ADAPTER = resources.files(__package__).joinpath("widget_app.js").read_text(encoding="utf-8")
 _SKIPPED = {"_esm", "_css", "_anywidget_id"}
@@ -106,6 +113,14 @@ def widget_state(widget: Any) -> tuple[dict[str, Any], list[str]]:
         state[name], is_bytes = _jsonable(name, value)
         if is_bytes:
             binary.append(name)
+    sizes = {name: len(json.dumps(value)) for name, value in state.items()}
+    if sum(sizes.values()) > MAX_STATE_CHARS:
+        biggest = max(sizes, key=sizes.__getitem__)
+        raise ValueError(
+            f"the widget's state is {sum(sizes.values()):,} characters as JSON (trait {biggest!r}: "
+            f"{sizes[biggest]:,}); an app's page holds at most {MAX_STATE_CHARS:,}: keep large data out of "
+            "its synced traits (a tool result can bring it when the app asks)"
+        )
     return state, binary
 
 
@@ -163,8 +178,14 @@ def widget_source(
     def document() -> str:
         return widget_document(widget, name=name, save_tool=save_tool, send_tool=send_tool)
 
+    def read() -> str:  # an instance changed since: the reader learns why its page cannot be made
+        try:
+            return document()
+        except ValueError as exc:
+            raise JSONRPCError(INTERNAL_ERROR, f"the app of {name!r} cannot be made: {exc}") from exc
+
     document()
-    return document
+    return read
 
 
 assert "</script" not in _ADAPTER.lower(), "the adapter is inlined in a <script> element"

@@ -422,6 +422,8 @@ class TableField(Field):
         try:
             self.paste(self.paste_box.value)
         except TableProblem:
+            if len(self.paste_box.value) > MAX_PASTE_CHARS:  # not kept in the page (nor a saved widget state)
+                self.paste_box.value = ""
             return  # shown next to the field
         self.paste_box.value = ""
 

@@ -131,9 +131,13 @@ import sys
 
 
 def mcp_notebook(*args):
-    \"\"\"Run the mcp-notebook command line with this kernel's Python; print what it says.\"\"\"
+    \"\"\"Run the mcp-notebook command line with this kernel's Python, 2 minutes at most.\"\"\"
     command = [sys.executable, "-m", "mcp_notebook", *map(str, args)]
-    done = subprocess.run(command, capture_output=True, text=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as late:
+        print(late.stdout or "", late.stderr or "", "(stopped after 120 s: no answer)", sep="")
+        return
     print(done.stdout + done.stderr, f"(exit status {done.returncode})", sep="")
 
 

@@ -15,7 +15,7 @@ import pytest
 import traitlets
 
 from mcp_notebook.notebook.apps import APP_MIME, EXTENSION
-from mcp_notebook.notebook.apps.widget_app import MAX_STATE_CHARS, widget_document, widget_state
+from mcp_notebook.notebook.apps.widget_app import _IMPORTS, MAX_STATE_CHARS, widget_document, widget_state
 from tests.notebook import ipyshell
 
 shell = ipyshell.shell
@@ -186,3 +186,30 @@ def test_a_huge_state_is_refused_with_the_bound_at_registration_and_at_read(shel
     client = mcp.calls.client("local")
     with pytest.raises(Exception, match=f"at most {MAX_STATE_CHARS:,}"):
         client.read_resource("ui://notebook/grows.html")
+
+
+@pytest.mark.parametrize(
+    ("esm", "imports"),
+    [
+        ('import confetti from "https://esm.sh/canvas-confetti@1";', "https://esm.sh/canvas-confetti@1"),
+        ('import {\n  a,\n  b\n} from "./x.js";', "./x.js"),
+        ("  import{a}from'q'", "q"),
+        ('import "./side.js";', "./side.js"),
+        ('import * as ns from "x"', "x"),
+        ('export { a, b } from "./y.js"', "./y.js"),
+        ('export * as ns from "z"', "z"),
+        ("const x = 1;\nimport d from 'e'", "e"),
+        ('const m = await import("y"); export default {};', None),  # dynamic: fetched at run time, if ever
+        ("// import x from 'y'\nexport default {};", None),
+        ('important = 1; import.meta.url; export const from = "x"; export default {};', None),
+        ("import " + " " * 20_000 + "x", None),  # each of these took minutes before (backtracking)
+        ("\n" * 40_000 + "export default {};", None),
+        (("import " + " " * 200 + "\n") * 5_000, None),
+        ("export *" + " " * 200_000, None),
+    ],
+)
+def test_imports_are_found_and_the_search_is_linear(esm: str, imports: str | None) -> None:
+    """Before: the import search backtracked on long whitespace runs (20,000 blank lines: 5 s; 'import'
+    then 20,000 spaces: minutes), so registering such a module hung the cell (the lane's timeout fails it)."""
+    found = _IMPORTS.search(esm)
+    assert (found.group(2) if found else None) == imports

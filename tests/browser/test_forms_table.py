@@ -97,7 +97,9 @@ def test_use_a_kernel_variable_and_call_then_restart_and_reload(
 
 
 @both_frontends
-def test_a_tool_row_opens_its_form_in_the_cell(open_notebook: OpenNotebook, screenshot_dir: Path) -> None:
+def test_a_tool_row_opens_its_form_in_the_cell_and_survives_restart_and_reload(
+    open_notebook: OpenNotebook, screenshot_dir: Path
+) -> None:
     add = '@mcp.tool\ndef add(a: int, b: int = 2) -> int:\n    """Add two numbers."""\n    return a + b'
     notebook = open_notebook(["%load_ext mcp_notebook", add, "%mcp tools", "x = 1"])
     notebook.run_all()
@@ -111,3 +113,13 @@ def test_a_tool_row_opens_its_form_in_the_cell(open_notebook: OpenNotebook, scre
     assert not notebook.errors(), notebook.errors()
     shot = notebook.screenshot(screenshot_dir / f"tool-row-form-{notebook.frontend}.png", whole=True)
     print(f"\na tool row opened into its form: {shot}", file=sys.stderr)
+
+    # after Kernel > Restart and a reload: the table, the form and its result as saved, no "model not found"
+    notebook.save()
+    notebook.restart_kernel()
+    notebook.reload()
+    assert not notebook.widget_errors(), notebook.widget_errors()
+    listing = notebook.output(2)
+    expect(listing).to_contain_text("Add two numbers.", timeout=UI_TIMEOUT_MS)
+    expect(listing).to_contain_text("Last call: add(a=40, b=2) — done.")
+    expect(listing).to_contain_text("42")

@@ -62,3 +62,30 @@ def test_without_a_frontend_the_list_is_the_static_table(shell: Any, monkeypatch
     add_tool(mcp)
     bundle = mcp.tools()._repr_mimebundle_()
     assert WIDGET_MIME not in bundle and "add" in bundle["text/plain"]
+
+
+def test_a_long_listing_makes_one_widget_per_cell(shell: Any, interactive: None) -> None:
+    """Before: each cell and button had its own layout and style widgets (~3 per cell): 100 tools made
+    ~1,200 widgets, and a server with 300 tools took seconds to list."""
+    from ipywidgets.widgets import widget as widget_module
+
+    from mcp_notebook.notebook.calls.handle import Surface
+
+    tools = [
+        (
+            "big",
+            {
+                "name": f"tool_{i}",
+                "description": "<b>not bold</b> does a thing",
+                "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}},
+            },
+        )
+        for i in range(100)
+    ]
+    listing = ToolList(tools, open_form=lambda name: None, surface=Surface(shell))  # type: ignore[arg-type,return-value]
+    before = len(widget_module._instances)
+    grid = listing.widget.children[1]
+    made = len(widget_module._instances) - before
+    cells = 100 * (len(listing.columns) or 0) + len(listing.columns)  # a header row and 100 rows
+    assert len(grid.children) == cells and made <= cells + 20, made  # + the box, head and output
+    assert "<b>not bold</b>" not in str([c.value for c in grid.children if hasattr(c, "value")])

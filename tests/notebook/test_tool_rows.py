@@ -89,3 +89,26 @@ def test_a_long_listing_makes_one_widget_per_cell(shell: Any, interactive: None)
     cells = 100 * (len(listing.columns) or 0) + len(listing.columns)  # a header row and 100 rows
     assert len(grid.children) == cells and made <= cells + 20, made  # + the box, head and output
     assert "<b>not bold</b>" not in str([c.value for c in grid.children if hasattr(c, "value")])
+
+
+def test_more_tools_than_the_bound_is_the_static_table_with_a_note(shell: Any, interactive: None) -> None:
+    """Before: any number of tools got a live grid (a few widgets per row: 5,000 tools, ~20,000 widgets)."""
+    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.calls.tool_list import MAX_LIVE_TOOLS
+
+    tools = [("big", {"name": f"t{i}", "inputSchema": {"type": "object"}}) for i in range(MAX_LIVE_TOOLS + 1)]
+    opened: list[str] = []
+
+    class Shown:  # a stand-in for the form the opener makes
+        def _ipython_display_(self) -> None:
+            opened.append("shown")
+
+    def open_form(name: str) -> Any:
+        opened.append(name)
+        return Shown()
+
+    listing = ToolList(tools, open_form=open_form, surface=Surface(shell))
+    bundle = listing._repr_mimebundle_()
+    assert WIDGET_MIME not in bundle and f"more than {MAX_LIVE_TOOLS}, so no buttons" in bundle["text/html"]
+    listing.open("big.t7")  # from code, still
+    assert opened == ["big.t7", "shown"]

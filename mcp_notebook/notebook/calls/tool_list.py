@@ -28,6 +28,9 @@ __all__ = ["ToolList"]
 
 OpenForm = Callable[[str], "ToolForm"]
 _CELL = "padding:2px 6px;line-height:1.35;overflow-wrap:anywhere"
+#: A listing with more tools than this is the static table (a few widgets per row: thousands would take
+#: seconds to make and to draw); ``.open(name)`` and ``%mcp form NAME`` still open any tool's form.
+MAX_LIVE_TOOLS = 500
 
 
 class ToolList(ToolsView):
@@ -42,10 +45,18 @@ class ToolList(ToolsView):
         surface: Surface,
         live: bool = True,
     ) -> None:
+        many = len(tools) > MAX_LIVE_TOOLS
+        if many and live:
+            notes = [
+                *notes,
+                f"{len(tools)} tools: more than {MAX_LIVE_TOOLS}, so no buttons; open a form with "
+                "%mcp form NAME (or .open(name) on this list)",
+            ]
         super().__init__(tools, notes)
         self._open_form = open_form
         self._surface = surface
-        self.live = live  # False without a frontend that renders widgets (headless): the table only
+        # False without a frontend that renders widgets (headless), or with too many tools: the table only
+        self.live = live and not many
         self.forms: list[ToolForm] = []  # opened from this list, oldest first
         self.buttons: dict[str, Any] = {}  # "call as" -> its row's button
         self.display_id = f"mcp-tools-{uuid.uuid4().hex}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -418,3 +419,18 @@ def test_a_big_table_is_sent_whole_but_its_snapshots_and_card_are_cut(shell: Any
     card = ApprovalCard(mcp.prepare("bare", {"rows": many.to_dict("records")}))  # as the form sends it
     table_html = card.widget.children[0].value.split("as JSON")[0]
     assert len(table_html) < 5_000 and "characters in all" in table_html
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("City\tTemp\tCnt\tok\tday\tkind", "'Cnt' names no column"),
+        ("=SUM(A1)\ttemp\tcount\tok\tday\tkind", "'=SUM(A1)' names no column"),  # a formula, as text
+        ("city\tcity\tcount\tok\tday\tkind", "'city' is named twice"),
+    ],
+)
+def test_a_header_with_a_wrong_name_is_said_as_such(header: str, said: str) -> None:
+    """Before: it was read as a row of data: "line 1, column temp: 'Temp' is not a number"."""
+    with pytest.raises(TableProblem, match=f"line 1 looks like a header, but {re.escape(said)}"):
+        parse_table(f"{header}\nOslo\t1.5\t3\ttrue\t2024-01-05\traw", COLUMNS)
+    assert parse_table("Oslo\t1.5\t3\ttrue\t2024-01-05\traw", COLUMNS)[1] == ROWS[:1]  # no header: data

@@ -250,11 +250,25 @@ def parse_table(text: str, columns: Sequence[Column]) -> tuple[list[Column], lis
         for column, raw in zip(order, record, strict=False):
             value, problem = parse_cell(raw, column)
             if problem:
-                raise TableProblem(f"line {number}, column {column.name}: {problem}")
+                raise TableProblem(
+                    _header_problem(number, first, columns)
+                    or f"line {number}, column {column.name}: {problem}"
+                )
             cells.append((column, value))
         cells += [(c, None) for c in order[len(record) :] if c.nullable]
         rows.append(_row(cells))
     return list(columns), rows
+
+
+def _header_problem(number: int, first: list[str], columns: Sequence[Column]) -> str:
+    """When line 1, read as data, does not fit but names some columns: a header with a wrong name."""
+    names = {c.name.lower() for c in columns}
+    if number != 1 or not any(cell.lower() in names for cell in first):
+        return ""
+    unknown = [cell for cell in first if cell.lower() not in names]
+    doubled = [cell for cell in dict.fromkeys(first) if first.count(cell) > 1]
+    why = f"{', '.join(map(repr, unknown))} names no column" if unknown else f"{doubled[0]!r} is named twice"
+    return f"line 1 looks like a header, but {why} (the columns: {', '.join(c.name for c in columns)})"
 
 
 # -- a variable of the notebook ------------------------------------------------------------------------

@@ -68,3 +68,15 @@ def test_a_forms_call_lands_in_the_forms_cell(kernel_factory: Any) -> None:  # n
     called = click_and_collect(k, button_ids(shown)["Call"], "42")
     results = [m for m in displays(called) if "42" in _text(m)]
     assert results and {m["parent_header"].get("msg_id") for m in results} == {form_id}
+
+
+def test_a_listing_or_form_shown_again_in_a_later_cell_shows_in_that_cell(kernel_factory: Any) -> None:  # noqa: F811
+    """``t = mcp.tools()`` in one cell, ``t`` in the next: the table shows under the cell that displays it."""
+    k = kernel_factory(MCP_NOTEBOOK_HEADLESS="0")
+    k.run("%load_ext mcp_notebook")
+    k.run(TOOL)
+    k.run("t = mcp.tools()\nf = mcp.form('add')")
+    for name, text in [("t", "MCP tools"), ("f", "form add")]:
+        shown_id, shown = run_all_iopub(k, name)
+        mine = [m for m in displays(shown) if text in _text(m)]
+        assert mine and {m["parent_header"].get("msg_id") for m in mine} == {shown_id}, name

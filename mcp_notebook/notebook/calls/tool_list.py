@@ -64,7 +64,8 @@ class ToolList(ToolsView):
         self.output = w.Output()  # a click's traceback, if opening a form fails (STYLE rule 7)
 
     def open(self, name: str) -> ToolForm:
-        """Open the form of tool ``name`` (as listed under "call as") under this list, as a click does."""
+        """Open the form of tool ``name`` (as listed under "call as") under this list, as a click does (from
+        code in a later cell: in that cell)."""
         if name not in [row["call as"] for row in self.rows]:
             raise KeyError(f"no tool {name!r} in this list")
         form = self._open_form(name)
@@ -137,6 +138,8 @@ class ToolList(ToolsView):
     def _ipython_display_(self) -> None:
         from ..rendering.snapshots import remember
 
+        # shown again by a later cell (``t = mcp.tools()``, then ``t``): in that cell, and so are its forms
+        self._surface = self._surface.here()
         self._surface.publish(self._repr_mimebundle_(), self.display_id)
         if self.live:
             remember(self._surface.shell, self.display_id, self, self._surface.publish)

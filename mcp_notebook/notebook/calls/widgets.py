@@ -530,6 +530,7 @@ class ToolForm:
     def _ipython_display_(self) -> None:
         from ..rendering.snapshots import remember
 
+        self._surface = self._surface.here()  # shown by a later cell (``f`` after ``f = mcp.form(...)``)
         self._surface.publish(self.bundle(), self.display_id)
         self._surface.publish(self._result_placeholder(), self.result_display_id)
         remember(self._surface.shell, self.display_id, self, self._surface.publish)

@@ -21,6 +21,7 @@ import pytest
 from mcp_notebook.notebook.forms.fields import EMPTY
 from mcp_notebook.notebook.forms.form import FormInvalid, SchemaForm
 from mcp_notebook.notebook.forms.table import (
+    MAX_GRID_CELLS,
     MAX_GRID_ROWS,
     MAX_PASTE_CHARS,
     MAX_TABLE_ROWS,
@@ -434,3 +435,19 @@ def test_a_header_with_a_wrong_name_is_said_as_such(header: str, said: str) -> N
     with pytest.raises(TableProblem, match=f"line 1 looks like a header, but {re.escape(said)}"):
         parse_table(f"{header}\nOslo\t1.5\t3\ttrue\t2024-01-05\traw", COLUMNS)
     assert parse_table("Oslo\t1.5\t3\ttrue\t2024-01-05\traw", COLUMNS)[1] == ROWS[:1]  # no header: data
+
+
+def test_a_paste_with_thousands_of_columns_is_held_not_made_into_widgets() -> None:
+    """Before: a header of 2,000 names made 2,000 header widgets and 2,000 cells a row (4,000+ widgets)."""
+    from ipywidgets.widgets import widget as widget_module
+
+    form = SchemaForm(BARE)
+    grid = table(form, "rows")
+    names = [f"c{i}" for i in range(2_000)]
+    before = len(widget_module._instances)
+    grid.paste(",".join(names) + "\n" + ",".join(str(i) for i in range(2_000)))
+    assert len(widget_module._instances) - before < 20 and grid.held is not None
+    assert form.value == {"rows": [{n: i for i, n in enumerate(names)}]}
+    preview = grid.grid.children[0].value
+    assert "1,970 more columns not shown" in preview and f"{MAX_GRID_CELLS:,} cells" in preview
+    assert "c29" in preview and "c30<" not in preview

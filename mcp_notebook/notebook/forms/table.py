@@ -32,6 +32,7 @@ from .fields import EMPTY, ERROR, MUTED, Field, Kit, Spec, parse_number
 from .schema import Schema, is_const_choice, prepare, split_nullable
 
 __all__ = [
+    "MAX_GRID_CELLS",
     "MAX_GRID_ROWS",
     "MAX_PASTE_CHARS",
     "MAX_TABLE_ROWS",
@@ -48,6 +49,9 @@ __all__ = [
 
 #: More rows than this are held as data and previewed, not edited cell by cell (each cell is a widget).
 MAX_GRID_ROWS = 50
+#: ... and more cells than this (rows x columns: a pasted header of 5,000 names would be 5,000 widgets a row).
+MAX_GRID_CELLS = 1_000
+PREVIEW_COLUMNS = 30
 #: A form's table holds at most this many rows (pasted or from a variable); more is a job for ``mcp.call``.
 MAX_TABLE_ROWS = 100_000
 #: Pasted text longer than this is refused before it is read (a spreadsheet's 100,000 short rows fit).
@@ -532,13 +536,17 @@ class TableField(Field):
 
     def _layout(self) -> None:
         if self.held is not None and not _is_rows(self.held):  # not rows at all: shown, and reported
-            self.grid.children = (self.kit.html(f"<code>{html.escape(json.dumps(self.held))}</code>"),)
+            text = json.dumps(self.held)
+            text = text if len(text) <= 1_000 else f"{text[:1_000]}… ({len(text):,} characters)"
+            self.grid.children = (self.kit.html(f"<code>{html.escape(text)}</code>"),)
             self.grid.layout.grid_template_columns = "auto"
             self.add.disabled = True
             return
         if self.held is not None:
             shown = self.held[:PREVIEW_ROWS]
             names = self.columns or [Column(k, {}, None) for k in dict.fromkeys(k for r in shown for k in r)]
+            hidden = len(names) - PREVIEW_COLUMNS
+            names = names[:PREVIEW_COLUMNS]
             titles = "".join(f"<th>{html.escape(c.name)}</th>" for c in names)
             body = "".join(
                 "<tr>" + "".join(f"<td>{html.escape(cell_text(r.get(c.name)))}</td>" for c in names) + "</tr>"
@@ -550,8 +558,9 @@ class TableField(Field):
                     f'<table class="mcpnb-table"><tr>{titles}</tr>{body}</table>'
                     f'<div style="font-size:12px;{MUTED}">{len(self.held)} rows'
                     + (f" ({more} more not shown)" if more > 0 else "")
-                    + f"; too many to edit here (more than {MAX_GRID_ROWS}): paste again, or use a "
-                    "variable</div>"
+                    + (f", {hidden:,} more columns not shown" if hidden > 0 else "")
+                    + f"; too many to edit here (more than {MAX_GRID_ROWS} rows or {MAX_GRID_CELLS:,} "
+                    "cells): paste again, or use a variable</div>"
                 ),
             )
             self.grid.layout.grid_template_columns = "auto"
@@ -571,7 +580,8 @@ class TableField(Field):
         cells = [w for row, remove in zip(self.rows, self._removers, strict=True) for w in (*row, remove)]
         self.grid.children = (*head, self.kit.html(), *cells)
         self.grid.layout.grid_template_columns = f"repeat({len(self.columns)}, minmax(7em, 1fr)) auto"
-        self.add.disabled = self.max_items is not None and len(self.rows) >= self.max_items
+        full = (len(self.rows) + 1) * len(self.columns) > MAX_GRID_CELLS
+        self.add.disabled = full or (self.max_items is not None and len(self.rows) >= self.max_items)
         for remove in self._removers:
             remove.disabled = len(self.rows) <= self.min_items
 
@@ -617,7 +627,10 @@ class TableField(Field):
             names = list(dict.fromkeys(k for r in rows if isinstance(r, Mapping) for k in r))
             self.columns = [Column(str(n), {}, None, nullable=True) for n in names]
         self.rows, self._removers, self.held = [], [], None
-        if len(rows) > MAX_GRID_ROWS:
+        if (
+            len(rows) > MAX_GRID_ROWS
+            or max(len(rows), self.min_items, 1) * len(self.columns) > MAX_GRID_CELLS
+        ):
             self.held = rows
             self._layout()
             return

@@ -615,3 +615,12 @@ def test_save_writes_all_of_a_result_the_page_shows_only_in_part(shell: Any, tmp
     assert (tmp_path / "img.png").read_bytes() == png
     with pytest.raises(IndexError, match="2 content block"):
         handle.save(str(tmp_path / "nope"), index=5)
+
+
+def test_a_failed_connect_does_not_show_the_token_in_its_url(shell: Any) -> None:
+    """Before: "could not connect 'broken' (http://...?token=SECRET123): ... POST http://...?token=SECRET123"
+    went into the cell (and the saved notebook)."""
+    mcp = api(shell)
+    with pytest.raises(NotebookError) as caught:
+        mcp.connect("broken", "http://127.0.0.1:9/mcp?token=SECRET123&x=1")
+    assert "SECRET123" not in str(caught.value) and "token=[redacted]" in str(caught.value)

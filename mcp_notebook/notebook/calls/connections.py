@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...auth.redact import redact
 from .policy import LOCAL
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class Connections:
                 raise NotebookError(
                     f"{target!r} is not an http(s) URL; a command goes as a list: ['python', 'server.py']"
                 )
-            kind, shown, options = "http", target, {"headers": dict(headers or {})}
+            kind, shown, options = "http", redact(target), {"headers": dict(headers or {})}  # ?token=...
             if auth is not None:  # an mcp_notebook.auth.OAuth
                 options["auth"] = auth
         elif isinstance(target, Sequence) and target:
@@ -110,7 +111,9 @@ class Connections:
         try:
             client = self._open(name, target, **options)
         except Exception as exc:
-            raise NotebookError(f"could not connect {name!r} ({shown}): {type(exc).__name__}: {exc}") from exc
+            # the error's text may repeat the URL with its ?token=... (or a header): blanked out for the cell
+            text = f"could not connect {name!r} ({shown}): {type(exc).__name__}: {exc}"
+            raise NotebookError(redact(text)) from exc
         with self._lock:
             self._clients[name] = client
             self._targets[name] = (kind, shown)

@@ -61,7 +61,8 @@ class Connections:
         return self._targets.get(name, ("?", "?"))
 
     def http_url(self, name: str) -> str | None:
-        """The URL of an HTTP connection (None: another kind, or not connected)."""
+        """The URL of an HTTP connection as shown to people, credentials blanked (None: another kind, or not
+        connected)."""
         kind, shown = self.target(name)
         return shown if kind == "http" else None
 

@@ -297,7 +297,8 @@ export default { render };
 def test_a_failing_module_says_why_at_once_and_a_result_sets_only_traits(browser: Browser) -> None:
     """Before: a module that threw at its top level (or did not parse) was run a second time inline, and
     after 10 s the page said "the widget's module did not run inline", not the error; a tool result's
-    "constructor" / "toString" keys became state (inherited names of a plain object) and went to the host."""
+    "constructor" / "toString" keys became state (inherited names of a plain object) and went to the host;
+    a host request named "constructor" ran Object() and got no answer."""
     import anywidget
     import traitlets
 
@@ -344,5 +345,10 @@ def test_a_failing_module_says_why_at_once_and_a_result_sets_only_traits(browser
             "() => window.messages.find((m) => m.method === 'ui/update-model-context').params"
         )
         assert sent["structuredContent"] == {"question": "how?"}, sent
+        # a request named like an inherited property is a method the page does not handle, and says so
+        page.evaluate("() => window.hostSend({id: 7, method: 'constructor', params: {}})")
+        page.wait_for_function("() => window.messages.some((m) => m.id === 7)", timeout=UI_TIMEOUT_MS)
+        answer = page.evaluate("() => window.messages.find((m) => m.id === 7)")
+        assert answer["error"]["code"] == -32601, answer
     finally:
         page.close()

@@ -17,7 +17,7 @@
   // ---- the bridge: this page is the client, the host (our parent) the server ----------------------------
   let nextId = 1;
   const pending = new Map();
-  const handlers = {};
+  const handlers = Object.create(null); // a method named "constructor" or "toString" is no handler
   const post = (message) => parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*");
   const notify = (method, params) => post({ method, params });
   const request = (method, params) =>

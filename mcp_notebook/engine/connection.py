@@ -94,6 +94,10 @@ RequestHandler = Callable[[IncomingRequest], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
+async def _closed(request: IncomingRequest) -> dict[str, Any]:
+    raise ConnectionClosedError("the connection ended")
+
+
 class _Expired(Exception):
     """Internal: the request's timer ran out (carries the seconds waited)."""
 
@@ -172,8 +176,12 @@ class Connection:
 
     def end(self, reason: str) -> None:
         """Close without waiting: pending requests fail and running handlers are cancelled (they finish on
-        their own; nothing they send is delivered). The transport is the caller's to close."""
+        their own; nothing they send is delivered). The transport is the caller's to close. No handler
+        starts after this, so the connection lets go of them: their owner, which holds this connection,
+        is then freed by reference counting, not left to the cycle collector (one per stateless request)."""
         self._shutdown(ConnectionClosedError(f"{self.name}: {reason}"))
+        self._request_handler = _closed
+        self._notification_handler = None
 
     @property
     def closed(self) -> bool:

@@ -115,7 +115,6 @@ class ServerSession:
     ) -> None:
         self.server = server
         self.peer = peer or Peer("memory")  # who this is, as the connection knows it (approval rules)
-        self.connection_key = secrets.token_urlsafe(16)  # the principal of a lasting anonymous connection
         self.session = Session(Role.SERVER, info=server.info, capabilities=server.capabilities())
         self.connection = Connection(
             self.session,
@@ -132,6 +131,11 @@ class ServerSession:
         self.listen_principals: dict[RequestId, str | None] = {}  # who opened each listen stream
         self._held: list[tuple[str, dict[str, Any] | None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
+
+    @functools.cached_property
+    def connection_key(self) -> str:
+        """The principal of a lasting anonymous connection (drawn when first needed: a 2026 POST never is)."""
+        return secrets.token_urlsafe(16)
 
     @property
     def client_info(self) -> dict[str, Any]:

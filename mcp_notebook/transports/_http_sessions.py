@@ -124,16 +124,39 @@ class _Session:
         self.client = client  # who opened it, for the per-client session cap
         self.identity = identity  # who authenticated (token, OAuth subject): only they may use the session
         self.last_seen = asyncio.get_running_loop().time()
-        self.inbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._inbox: asyncio.Queue[str | None] | None = None  # made when first used: a 2026 POST has none
         self.close_reason: str | None = None
         self.protocol_version: str | None = None
-        self.transport = HTTPSessionTransport(self)
         self.streams: dict[str, _Stream] = {}
         self.active: dict[RequestId, _Stream] = {}  # requests not yet answered
         self._counter = 0
-        self.standalone = self._new_stream(None, json_mode=False)
+        self._standalone: _Stream | None = None  # made when first used: a 2026 POST has none
         self.task: asyncio.Task[None] | None = None  # the engine serving this session (Serves.serve)
         self.end_engine: Callable[[str], None] | None = None  # or, for one request, how to end its engine
+
+    @property
+    def transport(self) -> HTTPSessionTransport:
+        """The engine's side of this session (made when asked for: the session holds none, so that a
+        session and the engine serving it are freed by reference counting, not by the cycle collector)."""
+        return HTTPSessionTransport(self)
+
+    @property
+    def inbox(self) -> asyncio.Queue[str | None]:
+        """What the engine reads (``None``: the session ended)."""
+        if self._inbox is None:
+            self._inbox = asyncio.Queue()
+            if self.close_reason is not None:
+                self._inbox.put_nowait(None)
+        return self._inbox
+
+    @property
+    def standalone(self) -> _Stream:
+        """The GET stream: server messages related to no request wait here for the client."""
+        if self._standalone is None:
+            self._standalone = self._new_stream(None, json_mode=False)
+            if self.close_reason is not None:
+                self._standalone.finish()
+        return self._standalone
 
     def _new_stream(self, request: Request | None, *, json_mode: bool) -> _Stream:
         self._counter += 1
@@ -143,8 +166,10 @@ class _Session:
         return stream
 
     def _evict(self) -> None:
+        if len(self.streams) <= self.retained_streams:  # so at most that many finished: nothing to evict
+            return
         finished = [
-            s for s in self.streams.values() if s.finished and s.writer is None and s is not self.standalone
+            s for s in self.streams.values() if s.finished and s.writer is None and s is not self._standalone
         ]
         for stream in finished[: max(0, len(finished) - self.retained_streams)]:
             del self.streams[stream.id]
@@ -245,13 +270,15 @@ class _Session:
         if self.close_reason is not None:
             return
         self.close_reason = reason
-        self.inbox.put_nowait(None)
+        if self._inbox is not None:
+            self._inbox.put_nowait(None)
         for request_id, stream in list(self.active.items()):
             if answer_pending and stream.batch is None:
                 stream.finish(_final_answer(stream.request, request_id, reason))
             stream.finish()
         self.active.clear()
-        self.standalone.finish()
+        if self._standalone is not None:
+            self._standalone.finish()
         self._on_end(self)
 
 

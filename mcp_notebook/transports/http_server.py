@@ -239,8 +239,9 @@ class StreamableHTTPServer:
     def _forget(self, session: _Session) -> None:
         self.sessions.pop(session.id, None)
         self._modern.discard(session)
-        if session.end_engine is not None:
-            session.end_engine(session.close_reason or "the request ended")
+        end_engine, session.end_engine = session.end_engine, None  # it refers to the session: no cycle
+        if end_engine is not None:
+            end_engine(session.close_reason or "the request ended")
 
     async def _run_session(self, session: _Session) -> None:
         lasting = session.id in self.sessions  # a legacy session; else one 2026-07-28 request

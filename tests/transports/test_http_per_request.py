@@ -10,6 +10,7 @@ its ``serve`` loop per request.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections import Counter
 from typing import Any
 
@@ -163,3 +164,31 @@ async def test_a_request_starts_no_task_to_read_its_body_or_wait_for_its_answer(
         await http.stop()
     started = Counter(getattr(task.get_coro(), "__qualname__", "?") for task in tasks.tasks)
     assert not started.keys() & {"BaseRequest.read", "Event.wait"}, started
+
+
+async def test_a_modern_post_leaves_nothing_for_the_cycle_collector() -> None:
+    """Its session, engine and streams are freed by reference counting when the exchange ends. They used to
+    form cycles (session <-> transport, session -> engine -> transport, engine <-> connection): ~50 objects a
+    request for the cycle collector, 90 collections per 1,000 calls, and a full collection now and then."""
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+            gc.collect()
+            gc.disable()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            try:
+                for i in range(CALLS):
+                    await client.call_tool("add", {"a": i, "b": 1})
+                gc.collect()
+                garbage = Counter(type(o).__qualname__ for o in gc.garbage)
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+                gc.enable()
+    finally:
+        await http.stop()
+    ours = {"ServerSession", "Connection", "Session", "_Session", "_Stream", "HTTPSessionTransport", "Trace"}
+    assert not garbage.keys() & ours, garbage
+    assert sum(garbage.values()) < CALLS, garbage  # not even one object a request

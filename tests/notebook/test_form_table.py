@@ -451,3 +451,15 @@ def test_a_paste_with_thousands_of_columns_is_held_not_made_into_widgets() -> No
     preview = grid.grid.children[0].value
     assert "1,970 more columns not shown" in preview and f"{MAX_GRID_CELLS:,} cells" in preview
     assert "c29" in preview and "c30<" not in preview
+
+
+def test_a_huge_min_items_does_not_make_that_many_rows_of_widgets() -> None:
+    """A schema asking for at least 100,000 rows: held (empty) and said, not 100,000 rows of widgets."""
+    from ipywidgets.widgets import widget as widget_module
+
+    items = {"type": "object", "properties": {"a": {"type": "string"}}}
+    schema = {"type": "object", "properties": {"t": {"type": "array", "minItems": 100_000, "items": items}}}
+    before = len(widget_module._instances)
+    form = SchemaForm(schema)
+    assert len(widget_module._instances) - before < 200 and table(form, "t").held == []
+    assert "too many to edit here" in table(form, "t").grid.children[0].value

@@ -112,3 +112,30 @@ def test_more_tools_than_the_bound_is_the_static_table_with_a_note(shell: Any, i
     assert WIDGET_MIME not in bundle and f"more than {MAX_LIVE_TOOLS}, so no buttons" in bundle["text/html"]
     listing.open("big.t7")  # from code, still
     assert opened == ["big.t7", "shown"]
+
+
+def test_a_schema_nested_hundreds_deep_is_listed_and_its_form_refused_clearly(
+    shell: Any, interactive: None
+) -> None:
+    """Before: %mcp tools raised RecursionError for every server (indenting the schema's JSON recursed,
+    and so did the repr fallback), and opening the form raised a bare RecursionError."""
+    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.forms.form import SchemaForm
+    from mcp_notebook.tools.validation import SchemaProblem
+
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(500):
+        deep = {"type": "object", "properties": {"x": deep}}
+    schema = {"type": "object", "properties": {"root": deep}}
+    listing = ToolList(
+        [("ev", {"name": "deep", "inputSchema": schema})], open_form=print, surface=Surface(shell)
+    )
+    bundle = listing._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert "schemas of ev.deep" in html and "<td>ev.deep</td>" in html
+    shown = html.split("<b>inputSchema</b>")[1]  # compact JSON, or the note when even that is too deep
+    assert (
+        shown.startswith('<pre class="mcpnb-pre">{&quot;type&quot;') or "(nested too deeply to show)" in shown
+    )
+    with pytest.raises(SchemaProblem, match="nested too deeply to make a form"):
+        SchemaForm(schema)

@@ -78,13 +78,18 @@ class SchemaForm:
         "Use a variable" (a DataFrame by name); without it a table has no such choice."""
         self.schema = schema
         self.on_submit = on_submit
-        self._check = schema_check(schema, strict=False)
+        names = namespace if namespace is None or callable(namespace) else (lambda: namespace)
+        try:
+            self._check = schema_check(schema, strict=False)
+            kit = Kit(schema, self._matches, names)
+            self._root = build_root(kit, schema)
+        except RecursionError:  # a (hostile or generated) schema hundreds of levels deep
+            raise SchemaProblem(
+                "the schema is nested too deeply to make a form of it; call the tool with mcp.call"
+            ) from None
         notes = []
         if self._check.problem and self._check.validator_class is None:
             notes.append(f"{self._check.problem}: values are not checked here; the server checks them.")
-        names = namespace if namespace is None or callable(namespace) else (lambda: namespace)
-        kit = Kit(schema, self._matches, names)
-        self._root = build_root(kit, schema)
         # the form's own widgets share the kit's (empty) layouts and styles: each would be a comm more
         self._top = kit.html()
         self._summary = kit.html()  # next to the buttons: an error higher up may be off-screen

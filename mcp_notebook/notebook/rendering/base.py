@@ -110,7 +110,12 @@ def json_text(value: object, *, indent: int | None = 2) -> str:
     separators = None if indent is not None else (",", ":")
     try:
         return json.dumps(value, indent=indent, ensure_ascii=False, default=str, separators=separators)
-    except (ValueError, TypeError, RecursionError):
+    except RecursionError:  # nested deeper than indenting (Python frames) allows: the compact C encoder
+        try:
+            return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+        except (ValueError, TypeError, RecursionError):
+            return "(nested too deeply to show)"  # repr would recurse as deep
+    except (ValueError, TypeError):
         return repr(value)
 
 

@@ -46,7 +46,8 @@ class _Stream:
         self.id = stream_id
         self.request = request
         self.json_mode = json_mode
-        self.events: deque[tuple[int, bytes]] = deque(maxlen=buffer)
+        # (seq, message): framed as SSE when written, so an answer sent as one JSON body is never framed
+        self.events: deque[tuple[int, str]] = deque(maxlen=buffer)
         self.next_seq = 0
         self.delivered = -1  # highest seq written to some connection
         self.finished = False  # no event will be added any more
@@ -63,8 +64,7 @@ class _Stream:
     def add(self, message: str) -> None:
         seq = self.next_seq
         self.next_seq += 1
-        event_id = self.event_id(seq) if self.event_ids else None
-        self.events.append((seq, encode_event(message, event_id=event_id)))
+        self.events.append((seq, message))
         self.activity.set()
         if self.writer is not None:
             self.writer.wake.set()
@@ -98,8 +98,18 @@ class _Stream:
         if self.writer is writer:
             self.writer = None
 
+    def pending(self, seq: int) -> bool:
+        """Whether an event after ``seq`` is buffered."""
+        return bool(self.events) and self.events[-1][0] > seq
+
     def after(self, seq: int) -> list[tuple[int, bytes]]:
-        return [event for event in self.events if event[0] > seq]
+        """The buffered events after ``seq``, framed for the wire."""
+        ids = self.event_ids
+        return [
+            (n, encode_event(message, event_id=self.event_id(n) if ids else None))
+            for n, message in self.events
+            if n > seq
+        ]
 
 
 class _Session:

@@ -566,10 +566,10 @@ class StreamableHTTPServer:
                 await response.write(b"".join(data for _, data in pending))  # one write for all that waits
                 last = pending[-1][0]
                 stream.delivered = max(stream.delivered, last)
-            if writer.stopped or (stream.finished and not stream.after(last)):
+            if writer.stopped or (stream.finished and not stream.pending(last)):
                 return
             writer.wake.clear()
-            if stream.after(last):
+            if stream.pending(last):
                 continue  # something arrived while we were writing
             wait = self.keepalive
             if deadline is not None:

@@ -1,5 +1,6 @@
 """A 2026-07-28 POST costs the server one handler task, no engine loop of its own (issue 21); no POST
-starts a task to read a body that already arrived or to wait for its answer.
+starts a task to read a body that already arrived or to wait for its answer, or frames as SSE an answer it
+sends as one JSON body.
 
 A stateless request used to be served like a session: a task running ``Server.serve``, a reader task
 waiting on an inbox, then the teardown of both, for every POST. The engine's ``Server.serve_one`` starts the
@@ -16,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook import Client, Server
+from mcp_notebook import Client, Context, Server
+from mcp_notebook.transports import _http_sessions
 from mcp_notebook.transports.base import Peer, Transport
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
@@ -192,3 +194,44 @@ async def test_a_modern_post_leaves_nothing_for_the_cycle_collector() -> None:
     ours = {"ServerSession", "Connection", "Session", "_Session", "_Stream", "HTTPSessionTransport", "Trace"}
     assert not garbage.keys() & ours, garbage
     assert sum(garbage.values()) < CALLS, garbage  # not even one object a request
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_an_answer_sent_as_one_json_body_is_never_framed_as_sse(
+    era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Framing is done when an event is written to a stream: a request answered with one JSON body (the
+    answer is all there is) costs no SSE framing; one whose stream carries progress first still gets it."""
+    framed: list[str] = []
+    encode = _http_sessions.encode_event
+
+    def counted(data: str, **kwargs: Any) -> bytes:
+        framed.append(data)
+        return encode(data, **kwargs)
+
+    monkeypatch.setattr(_http_sessions, "encode_event", counted)
+    server = make_server()
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        """Reports progress before answering, so the answer comes on an SSE stream."""
+        await ctx.report_progress(1, 2, "half way")
+        return "done"
+
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era=era) as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+            framed.clear()
+            for i in range(CALLS):
+                await client.call_tool("add", {"a": i, "b": 1})
+            assert framed == []
+            heard: list[float] = []
+            result = await client.call_tool("chatty", {}, progress_callback=lambda p, t, m: heard.append(p))
+            assert result["content"][0]["text"] == "done"
+            messages = [data for data in framed if data]  # a 2025-11-25 stream's priming event is empty
+    finally:
+        await http.stop()
+    assert heard == [1]
+    assert len(messages) == 2  # the progress notification and the answer, on the request's SSE stream

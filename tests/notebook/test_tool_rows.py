@@ -139,3 +139,15 @@ def test_a_schema_nested_hundreds_deep_is_listed_and_its_form_refused_clearly(
     )
     with pytest.raises(SchemaProblem, match="nested too deeply to make a form"):
         SchemaForm(schema)
+
+
+def test_an_input_schema_that_is_not_an_object_is_listed_and_its_form_refused_clearly(shell: Any) -> None:
+    """Before: "dictionary update sequence element #0 has length 1; 2 is required"."""
+    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.forms.form import SchemaForm
+    from mcp_notebook.tools.validation import SchemaProblem
+
+    listing = ToolList([("ev", {"name": "odd", "inputSchema": "x"})], open_form=print, surface=Surface(shell))
+    assert "<td>ev.odd</td>" in listing._repr_mimebundle_()["text/html"]
+    with pytest.raises(SchemaProblem, match="the schema is a str, not a JSON object"):
+        SchemaForm("x")  # type: ignore[arg-type]

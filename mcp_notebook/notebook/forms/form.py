@@ -79,6 +79,10 @@ class SchemaForm:
         self.schema = schema
         self.on_submit = on_submit
         names = namespace if namespace is None or callable(namespace) else (lambda: namespace)
+        if not isinstance(schema, Mapping):  # a server's inputSchema may be anything
+            raise SchemaProblem(
+                f"the schema is a {type(schema).__name__}, not a JSON object: no form can be made"
+            )
         try:
             self._check = schema_check(schema, strict=False)
             kit = Kit(schema, self._matches, names)

@@ -151,3 +151,26 @@ def test_an_input_schema_that_is_not_an_object_is_listed_and_its_form_refused_cl
     assert "<td>ev.odd</td>" in listing._repr_mimebundle_()["text/html"]
     with pytest.raises(SchemaProblem, match="the schema is a str, not a JSON object"):
         SchemaForm("x")  # type: ignore[arg-type]
+
+
+def test_names_and_descriptions_with_markup_are_text_in_the_table_and_its_live_face(shell: Any) -> None:
+    """A hostile server's tool names, titles and descriptions (dots, unicode, HTML): escaped in the static
+    table (what a saved notebook keeps) and in every live cell; a button's label is plain text."""
+    from mcp_notebook.notebook.calls.handle import Surface
+
+    names = ["a.b", "<img src=x onerror=alert(1)>", "naïve_ü", "x\"'><b>"]
+    tools = [
+        (
+            "ev",
+            {"name": n, "title": "<i>t</i>", "description": "<script>alert(1)</script>", "inputSchema": {}},
+        )
+        for n in names
+    ]
+    listing = ToolList(tools, open_form=print, surface=Surface(shell))
+    static = listing.static_bundle()["text/html"]
+    live = [c.value for c in listing.widget.children[1].children if hasattr(c, "value")]
+    for markup in [static, *live]:
+        for raw in ("<img", "<script>", "<i>t", "<b>'"):
+            assert raw not in markup, (raw, markup[:200])
+    assert "&lt;img src=x onerror=alert(1)&gt;" in static and "naïve_ü" in static
+    assert set(listing.buttons) == {f"ev.{n}" for n in names}

@@ -216,7 +216,7 @@ def parse_table(text: str, columns: Sequence[Column]) -> tuple[list[Column], lis
             "(pass a DataFrame with mcp.call, or use a variable)"
         )
     text = text.removeprefix("\ufeff")  # a byte order mark, as some CSV files begin
-    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    first_line = next((line for line in io.StringIO(text, newline="") if line.strip()), "")  # no list of all
     if not first_line:
         raise TableProblem("nothing to paste: the text is empty")
     delimiter = (

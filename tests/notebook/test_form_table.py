@@ -395,8 +395,10 @@ def test_a_variable_with_too_many_rows_or_duplicate_columns_is_refused_with_the_
         with pytest.raises(FormInvalid):
             form.submit()
     assert sent == []
-    with pytest.raises(TableProblem, match="at most"):
-        SchemaForm(BARE, values={"rows": big})
+    given = SchemaForm(BARE, on_submit=sent.append, values={"rows": big})  # as form.submit(values) does
+    with pytest.raises(FormInvalid, match=f"the DataFrame has {MAX_TABLE_ROWS + 1:,} rows"):
+        given.submit()
+    assert sent == [] and f"at most {MAX_TABLE_ROWS:,}" in table(given, "rows").head.value
 
 
 def test_a_big_table_is_sent_whole_but_its_snapshots_and_card_are_cut(shell: Any, interactive: None) -> None:

@@ -615,9 +615,19 @@ class TableField(Field):
         return out
 
     def set(self, value: Any) -> None:
-        """Rows (a list of row objects) or a DataFrame into the grid; EMPTY empties it."""
+        """Rows (a list of row objects) or a DataFrame into the grid; EMPTY empties it. A DataFrame that
+        cannot be a form's table (too many rows, duplicate columns) leaves the grid empty and says why next
+        to the field (``submit`` raises ``FormInvalid`` with it)."""
+        self._problem = ""
         if value is not EMPTY and not isinstance(value, list) and _is_frame(value):
-            value = rows_of(value, [], "the value")
+            try:
+                value = rows_of(value, [], "the DataFrame")
+            except TableProblem as exc:
+                self.rows, self._removers, self.held = [], [], None
+                self._layout()
+                self._problem = str(exc)
+                self.show_errors([self._problem])
+                return
         if value is not EMPTY and not _is_rows(value):  # shown as it is; validation says what is wrong
             self.rows, self._removers, self.held = [], [], value
             self._layout()
@@ -644,7 +654,7 @@ class TableField(Field):
         if self.mode == "variable":
             problem = self._variable_rows()[1]
             return [problem] if problem else []
-        if self.mode == "paste" and self._problem:
+        if self._problem:  # of the last paste, or of a DataFrame given to set()
             return [self._problem]
         problems = []
         for number, row in enumerate(self.rows, 1):

@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 
 from mcp_notebook.protocol import era, modern
+from mcp_notebook.protocol.header_params import header_params
 from mcp_notebook.protocol.jsonrpc import (
     ErrorResponse,
     Notification,
@@ -102,8 +103,10 @@ class StreamableHTTPClientTransport:
         self._tasks: set[asyncio.Task[None]] = set()
         self._requests: dict[RequestId, asyncio.Task[None]] = {}
         self._modern: set[RequestId] = set()  # in-flight 2026-07-28 requests: cancelled by closing
-        # The client's view of the tools (name -> Tool), for the Mcp-Param-* headers of modern tools/call.
-        self.tools: Mapping[str, Mapping[str, Any]] = {}
+        # The client's view of the tools (name -> Tool), for the Mcp-Param-* headers of modern tools/call,
+        # and whether each one has any (its schema walked once per listing, not once per call).
+        self._tools: Mapping[str, Mapping[str, Any]] = {}
+        self._mirrors: dict[str, bool] = {}
         self._get_task: asyncio.Task[None] | None = None
         self._closed = False
         self._on_fallback: FallbackHook | None = None  # set by connect_http while probing
@@ -178,6 +181,15 @@ class StreamableHTTPClientTransport:
             if self._owns_http:
                 await self._http.close()
             self._inbox.fail(TransportClosed(f"{self._inbox.name}: closed by this side"))
+
+    @property
+    def tools(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
+        self._tools = tools
+        self._mirrors = {}
 
     def _forget_request(self, request_id: RequestId, _task: object) -> None:
         self._requests.pop(request_id, None)
@@ -256,9 +268,14 @@ class StreamableHTTPClientTransport:
         headers["Accept"] = "application/json, text/event-stream"
         headers.update(era.http_headers(request.method, request.params))
         params = request.params or {}
-        if request.method == "tools/call" and isinstance(params.get("name"), str):
-            tool = self.tools.get(params["name"]) or {}
-            headers.update(era.param_headers(tool.get("inputSchema"), params.get("arguments")))
+        name = params.get("name")
+        if request.method == "tools/call" and isinstance(name, str):
+            tool = self._tools.get(name) or {}
+            mirrors = self._mirrors.get(name)
+            if mirrors is None:  # x-mcp-header anywhere in its schema? Walked once per tools listing
+                mirrors = self._mirrors[name] = bool(header_params(tool.get("inputSchema"))[0])
+            if mirrors:
+                headers.update(era.param_headers(tool.get("inputSchema"), params.get("arguments")))
         return headers
 
     async def _post_request(self, message: str, request: Request) -> None:

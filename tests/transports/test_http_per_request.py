@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Client, Context, Server
-from mcp_notebook.transports import _http_sessions
+from mcp_notebook.protocol import era
+from mcp_notebook.protocol.header_params import header_params
+from mcp_notebook.transports import _http_sessions, http_client
 from mcp_notebook.transports.base import Peer, Transport
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
@@ -235,3 +237,28 @@ async def test_an_answer_sent_as_one_json_body_is_never_framed_as_sse(
         await http.stop()
     assert heard == [1]
     assert len(messages) == 2  # the progress notification and the answer, on the request's SSE stream
+
+
+async def test_a_modern_client_walks_a_tools_schema_once_per_listing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Mcp-Param-* headers (SEP-2243) need the tool's x-mcp-header properties: found once per tools
+    listing, not by walking the schema on every call."""
+    walks = 0
+
+    def counted(schema: Any) -> Any:
+        nonlocal walks
+        walks += 1
+        return header_params(schema)
+
+    monkeypatch.setattr(era, "header_params", counted)
+    monkeypatch.setattr(http_client, "header_params", counted)
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            await client.call_tool("add", {"a": 1, "b": 2})
+            before = walks
+            for i in range(CALLS):
+                await client.call_tool("add", {"a": i, "b": 1})
+    finally:
+        await http.stop()
+    assert walks == before

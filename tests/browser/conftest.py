@@ -43,7 +43,7 @@ import nbformat
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Locator, Page
+    from playwright.sync_api import Browser, FrameLocator, Locator, Page
 
 Frontend = Literal["lab", "notebook"]
 FRONTENDS: tuple[Frontend, ...] = ("lab", "notebook")
@@ -354,6 +354,11 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
 WIDGET_ERROR = (
     "Error displaying widget"  # ipywidgets' line for a view whose model is gone ("model not found")
 )
+
+
+def app_view(where: Locator) -> FrameLocator:
+    """The app's own document inside an output: the host's proxy frame, then the view it holds."""
+    return where.frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
 
 
 @dataclass

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import FrameLocator, Locator, expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Notebook
+from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_view
 
 OpenNotebook = Callable[..., Notebook]
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def _open(open_notebook: OpenNotebook, package: str, tool: str) -> tuple[Noteboo
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
     card = notebook.output(3)
-    app = card.frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    app = app_view(card)
     expect(card.locator(".mcpnb-app-label")).to_have_text(f"sandboxed app · ex · {tool}")
     return notebook, card, app
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import FrameLocator, expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Frontend, Lab, Notebook, both_frontends
+from .conftest import KERNEL_TIMEOUT_MS, Frontend, Lab, Notebook, app_view, both_frontends
 
 OpenNotebook = Callable[..., Notebook]
 
@@ -50,7 +50,7 @@ CELLS = ["%load_ext mcp_notebook", TOOLS, "%mcp call panel", "1 + 1"]
 
 
 def _app(notebook: Notebook) -> FrameLocator:
-    return notebook.output(2).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    return app_view(notebook.output(2))
 
 
 @both_frontends

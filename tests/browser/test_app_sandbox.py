@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pytest
 from playwright.sync_api import FrameLocator, expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Notebook
+from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_view
 
 OpenNotebook = Callable[..., Notebook]
 
@@ -221,7 +221,7 @@ def test_an_app_with_a_domain_gets_an_origin_of_its_own(open_notebook: OpenNoteb
     said = guard.frame_locator("iframe").frame_locator("iframe").locator("#said")
     expect(said).to_contain_text("origin http://localhost:", timeout=KERNEL_TIMEOUT_MS)
     expect(said).to_contain_text("cookie []; lab blocked")
-    opaque = notebook.output(3).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    opaque = app_view(notebook.output(3))
     expect(opaque.locator("#said")).to_have_text(
         "origin null; cookie [refused]; lab blocked", timeout=KERNEL_TIMEOUT_MS
     )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Notebook, both_frontends
+from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_view, both_frontends
 
 OpenNotebook = Callable[..., Notebook]
 
@@ -97,7 +97,7 @@ def test_the_frame_follows_its_output_hidden_and_shown_without_reloading(open_no
     notebook = open_notebook(["%load_ext mcp_notebook", tool, "h = %mcp call keep", "pass"])
     notebook.run_all()
     frame = notebook.output(2).locator("iframe.mcpnb-app-frame")
-    app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    app = app_view(notebook.output(2))
     expect(app.locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
     notebook.page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 2; }")
     notebook.command("notebook:hide-cell-outputs")

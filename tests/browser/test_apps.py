@@ -17,7 +17,7 @@ import pytest
 from nbconvert import HTMLExporter
 from playwright.sync_api import expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook
+from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook, app_view
 
 OpenNotebook = Callable[..., Notebook]
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
 
     frame_element = notebook.output(3).locator("iframe.mcpnb-app-frame")
     expect(frame_element).to_have_attribute("sandbox", "allow-scripts allow-forms")  # no allow-same-origin
-    app = notebook.output(3).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    app = app_view(notebook.output(3))
     expect(app.locator("#status")).to_have_text("connected to mcp-notebook", timeout=KERNEL_TIMEOUT_MS)
     expect(app.locator("#input")).to_have_text('input: {"label":"clicks"}')
     expect(app.locator("#result")).to_contain_text('structured {"label":"clicks","count":3}')
@@ -217,13 +217,13 @@ def test_notebook_served_app_renders_in_our_host(open_notebook: OpenNotebook, la
     notebook = open_notebook(cells)
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
-    app = notebook.output(2).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    app = app_view(notebook.output(2))
     expect(app.locator("#out")).to_have_text("sum is 42", timeout=KERNEL_TIMEOUT_MS)
     expect(app.locator("body")).to_have_attribute("data-theme", "light")
     expect(app.locator("#probe")).to_have_text("parent blocked, cookie blocked, fetch blocked")
     expect(notebook.output(3)).to_contain_text("text/html;profile=mcp-app")
     # %mcp app: the same app, opened without a call; arguments still being written stream to it
-    opened = notebook.output(4).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    opened = app_view(notebook.output(4))
     expect(opened.locator("#partial")).to_have_text('partial {"a":7}', timeout=KERNEL_TIMEOUT_MS)
     expect(opened.locator("#out")).to_have_text("waiting")  # no call, no result
 
@@ -290,7 +290,7 @@ def test_preview_an_app_file(open_notebook: OpenNotebook) -> None:
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
     out = notebook.output(2)
-    app = out.frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    app = app_view(out)
     expect(app.locator("#theme")).to_have_text("theme light", timeout=KERNEL_TIMEOUT_MS)
     out.get_by_role("button", name="dark", exact=True).click()
     expect(app.locator("#theme")).to_have_text("theme dark")  # the fake context, not JupyterLab's

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Locator, expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Notebook
+from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_view
 from .test_workshops_run_all import run_all_as_a_person
 
 OpenNotebook = Callable[..., Notebook]
@@ -207,7 +207,7 @@ def test_gallery_outputs(open_notebook: OpenNotebook, gallery: Path, themed: lis
     expect(notebook.output(5)).to_contain_text("3 succeeded, 1 failed", timeout=KERNEL_TIMEOUT_MS)
     expect(notebook.output(7)).to_contain_text("temperatures", timeout=KERNEL_TIMEOUT_MS)
     expect(notebook.output(6)).not_to_contain_text("No requests yet.")  # the console shows the call
-    app = notebook.output(9).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    app = app_view(notebook.output(9))
     expect(app.locator("#title")).to_have_text("Lima: 5 days", timeout=KERNEL_TIMEOUT_MS)
     cells = {"form": 2, "card": 4, "batch": 5, "serve": 6, "app": 9}
     at_rest(notebook)

@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, expect
 
 from mcp_notebook.notebook.apps.widget_app import widget_document
 
-from .conftest import KERNEL_TIMEOUT_MS, UI_TIMEOUT_MS, Notebook
+from .conftest import KERNEL_TIMEOUT_MS, UI_TIMEOUT_MS, Notebook, app_view
 
 OpenNotebook = Callable[..., Notebook]
 
@@ -96,11 +96,11 @@ def test_a_widget_served_as_an_app_renders_and_saves(
     assert not notebook.errors(), notebook.errors()
 
     # opened without a call: the state is the traits' defaults
-    opened = notebook.output(2).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    opened = app_view(notebook.output(2))
     expect(opened.locator("#count")).to_have_text("clicks: 0", timeout=KERNEL_TIMEOUT_MS)
 
     # called: the result's structuredContent sets the traits it names; the widget's CSS is there
-    called = notebook.output(3).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    called = app_view(notebook.output(3))
     button = called.locator("#count")
     expect(button).to_have_text("from the tool: 41", timeout=KERNEL_TIMEOUT_MS)
     expect(button).to_have_css("color", "rgb(0, 128, 0)")
@@ -123,7 +123,7 @@ def test_a_widget_served_as_an_app_renders_and_saves(
 
     # an instance: its current traits are the state; with save_tool, a save calls that tool (through the
     # notebook's policy) and its result sets the traits it names
-    recorder = notebook.output(4).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    recorder = app_view(notebook.output(4))
     button = recorder.locator("#count")
     expect(button).to_have_text("kept: 7", timeout=KERNEL_TIMEOUT_MS)
     button.click()

@@ -39,7 +39,7 @@ Call = Callable[[], Awaitable[Any]]
 
 
 @contextlib.asynccontextmanager
-async def _client(impl: str, transport: str, era: str, urls: dict[str, str]) -> AsyncIterator[Call]:
+async def client(impl: str, transport: str, era: str, urls: dict[str, str]) -> AsyncIterator[Call]:
     if transport == "memory":
         target: Any = build_ours() if impl == "ours" else build_sdk()
     elif transport == "stdio":
@@ -83,11 +83,23 @@ async def _sequential(settings: Settings, urls: dict[str, str]) -> dict[tuple[st
         for transport in TRANSPORTS:
             for era in ERAS:
                 for impl in ("ours", "ours-off", "sdk") if transport == "http" else ("ours", "sdk"):
-                    async with _client(impl, transport, era, urls) as call:
+                    async with client(impl, transport, era, urls) as call:
                         await call()
                         rate = await calls_per_second(call, settings)
                     rates.setdefault((transport, era, impl), []).append(rate)
     return rates
+
+
+def load16(url: str, impl: str, era: str, settings: Settings) -> float:
+    """16 of ``impl``'s own clients (``bench/loadgen.py``, its own process) against ``url``: calls/s."""
+    client = "sdk" if impl == "sdk" else "ours"
+    cmd = [PYTHON, LOADGEN, url, "--client", client, "--era", era, "--clients", "16"]
+    cmd += ["--budget", str(settings.budget), "--warmup", str(min(settings.warmup_calls, 20))]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"load ({impl}, {era}) failed:\n{done.stderr[-3000:]}")
+    [result] = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(result["calls"] / result["seconds"])
 
 
 def _concurrent(settings: Settings, urls: dict[str, str]) -> dict[tuple[str, str], list[float]]:
@@ -95,14 +107,7 @@ def _concurrent(settings: Settings, urls: dict[str, str]) -> dict[tuple[str, str
     for _ in range(settings.rounds):
         for era in ERAS:
             for impl in ("ours", "ours-off", "sdk"):
-                client = "sdk" if impl == "sdk" else "ours"
-                cmd = [PYTHON, LOADGEN, urls[impl], "--client", client, "--era", era, "--clients", "16"]
-                cmd += ["--budget", str(settings.budget), "--warmup", str(min(settings.warmup_calls, 20))]
-                done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
-                if done.returncode != 0:
-                    raise RuntimeError(f"load ({impl}, {era}) failed:\n{done.stderr[-3000:]}")
-                [result] = json.loads(done.stdout.strip().splitlines()[-1])
-                rates.setdefault((era, impl), []).append(result["calls"] / result["seconds"])
+                rates.setdefault((era, impl), []).append(load16(urls[impl], impl, era, settings))
     return rates
 
 

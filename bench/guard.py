@@ -51,8 +51,8 @@ async def _rate(call: Call) -> float:
 
 async def _sequential(transport: str, era: str, urls: dict[str, str]) -> float:
     async with (
-        _eras._client("ours", transport, era, urls) as ours,
-        _eras._client("sdk", transport, era, urls) as sdk,
+        _eras.client("ours", transport, era, urls) as ours,
+        _eras.client("sdk", transport, era, urls) as sdk,
     ):
         for _ in range(10):  # warm both
             await ours()

@@ -53,24 +53,32 @@ class _Workers:
     def _work(self) -> None:
         jobs = self._jobs
         while True:
-            _run(jobs.get())  # its locals (the result, the loop) go with it: nothing kept while waiting
-            with self._lock:
-                self._free += 1
+            _run(jobs.get(), self._finished)  # its locals (the result, the loop) go with it: nothing kept
+
+    def _finished(self) -> None:
+        with self._lock:
+            self._free += 1
 
     def after_fork(self) -> None:
         """In a forked child the threads are gone (their queue and lock go with them)."""
         self.__init__()  # type: ignore[misc]
 
 
-def _run(job: _Job) -> None:
+def _run(job: _Job, finished: Callable[[], None]) -> None:
+    """Run one job. The worker counts itself free *before* it wakes the loop: once the loop is woken the two
+    threads want the interpreter at once, and whatever the worker still does then (its bookkeeping) the loop
+    waits for. Counted free a moment early, it takes the next job as soon as it is back at the queue."""
     context, fn, loop, future = job
     if future.cancelled():  # read across threads: at worst a just-cancelled call still runs
+        finished()
         return
     try:
         result = context.run(fn)
     except BaseException as exc:  # delivered to the caller, as to_thread does
+        finished()
         _deliver(loop, future, None, exc)
     else:
+        finished()
         _deliver(loop, future, result, None)
 
 

@@ -1,0 +1,90 @@
+"""The thread hop a synchronous tool pays, alone: a no-op function run in a worker thread and awaited.
+
+    .venv/bin/python bench/hop.py [--calls 4000] [--rounds 5] [--root OTHER_CHECKOUT]
+
+Side by side, interleaved round by round: ours (``engine/workers.run_in_worker``, what our server runs a
+sync tool with), ``asyncio.to_thread`` and ``anyio.to_thread.run_sync`` (what the official SDK runs a sync
+tool with). Prints wall time and CPU time (``time.process_time``: every thread of the process) per hop, the
+median and the best of the rounds. On a loaded machine the wall time is noisy; the CPU time much less.
+
+This is the floor under a sync tool's round trip that no protocol work can remove: two thread wake-ups
+(the loop wakes a worker, the worker wakes the loop) and the interpreter lock passing between the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+Hop = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+
+def _noop() -> None:
+    return None
+
+
+def _hops() -> dict[str, Hop]:
+    import anyio.to_thread
+
+    from mcp_notebook.engine.workers import run_in_worker
+
+    return {
+        "run_in_worker (ours)": run_in_worker,
+        "asyncio.to_thread": asyncio.to_thread,
+        "anyio.to_thread.run_sync (SDK)": anyio.to_thread.run_sync,
+    }
+
+
+async def _measure(hop: Hop, calls: int) -> tuple[float, float]:
+    for _ in range(min(calls, 300)):
+        await hop(_noop)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(calls):
+        await hop(_noop)
+    return (time.perf_counter() - wall) / calls * 1e6, (time.process_time() - cpu) / calls * 1e6
+
+
+async def _run(calls: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
+    hops = _hops()
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in hops}
+    for _ in range(rounds):  # interleaved, so drift (other load) hits every variant alike
+        for name, hop in hops.items():
+            results[name].append(await _measure(hop, calls))
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--root", help="measure the mcp_notebook of this checkout instead (a before/after)")
+    args = parser.parse_args()
+    if args.root:  # ahead of the venv's editable install, whose finder would otherwise win
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
+        sys.path.insert(0, args.root)
+    import mcp_notebook
+
+    where = Path(mcp_notebook.__file__).parent
+    load = os.getloadavg()[0]
+    print(f"mcp_notebook from {where}; load average {load:.2f}; {args.calls} hops x {args.rounds} rounds")
+    results = asyncio.run(_run(args.calls, args.rounds))
+    print("| hop | wall us (median) | wall us (best) | CPU us (median) | CPU us (best) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, runs in results.items():
+        walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+        print(
+            f"| {name} | {statistics.median(walls):.1f} | {min(walls):.1f} | "
+            f"{statistics.median(cpus):.1f} | {min(cpus):.1f} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -212,9 +212,10 @@ class Server:
         return self.tools.remove(name)
 
     def tool_input_schema(self, name: object) -> dict[str, Any] | None:
-        """The inputSchema of tool ``name`` (None if unknown): the HTTP transport checks Mcp-Param headers."""
+        """The inputSchema of tool ``name`` (None if unknown): the HTTP transport checks Mcp-Param headers.
+        The tool's own object, not a copy (read only): the transport walks each schema once, by identity."""
         tool = self.tools.get(name) if isinstance(name, str) else None
-        return tool.input_schema if tool is not None else None
+        return tool.definition["inputSchema"] if tool is not None else None
 
     # ---- resources ---------------------------------------------------------------------------------------
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:

@@ -15,6 +15,7 @@ retried with ``inputResponses`` and the echoed ``requestState``, under a new JSO
 from __future__ import annotations
 
 import base64
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -208,6 +209,9 @@ def _header_value(value: str) -> str:
     return value if plain else "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
 
 
+_name_header = functools.lru_cache(maxsize=256)(_header_value)  # a tool's name: the same every call
+
+
 def http_headers(method: str, params: Mapping[str, Any] | None) -> dict[str, str]:
     """The 2026 Streamable HTTP routing headers of a modern request: ``MCP-Protocol-Version`` (equal to
     ``_meta``), ``Mcp-Method`` and, for tools/call, prompts/get and resources/read, ``Mcp-Name``."""
@@ -219,7 +223,7 @@ def http_headers(method: str, params: Mapping[str, Any] | None) -> dict[str, str
     name_field = NAME_PARAMS.get(method)
     name = params.get(name_field) if name_field and isinstance(params, Mapping) else None
     if isinstance(name, str):
-        headers["Mcp-Name"] = _header_value(name)
+        headers["Mcp-Name"] = _name_header(name)
     return headers
 
 

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, peek, serialize
@@ -22,7 +23,7 @@ from .base import TransportClosed
 from .http_limits import HTTPLimits
 from .sse import encode_event
 
-__all__ = ["HTTPSessionTransport", "Sessions"]
+__all__ = ["FirstActivity", "HTTPSessionTransport", "Sessions"]
 
 log = logging.getLogger("mcp_notebook.http")
 
@@ -57,6 +58,7 @@ class _Stream:
         self.activity = asyncio.Event()  # set by every event and by finish (a modern POST waits on it)
         self.batch: set[RequestId] | None = None  # a 2025-03-26 batch's requests still unanswered
         self.event_ids = True  # False for a 2026-07-28 response: no resumption, so no event ids
+        self.abandoned = False  # its client left before the first event (set by :class:`FirstActivity`)
 
     def event_id(self, seq: int) -> str:
         return f"{self.id}_{seq}"
@@ -110,6 +112,44 @@ class _Stream:
             for n, message in self.events
             if n > seq
         ]
+
+
+class FirstActivity:
+    """POSTs waiting for their stream's first event, and one task that checks every ``interval`` seconds
+    whether their clients are still there (``gone(request)``): no timer per request, as a wait bounded
+    per request would cost (a Streamable HTTP server waits like this once per POST)."""
+
+    def __init__(self, gone: Callable[[Any], bool], interval: float) -> None:
+        self._gone = gone
+        self.interval = interval
+        self._waiting: dict[_Stream, Any] = {}  # stream -> the aiohttp request waiting for it
+        self._wake = asyncio.Event()  # set while something waits
+
+    async def wait(self, request: Any, stream: _Stream) -> bool:
+        """Until the stream's first event or its end: True; False when the client disconnected first."""
+        activity = stream.activity
+        if activity.is_set():
+            return True
+        self._waiting[stream] = request
+        self._wake.set()
+        try:
+            await activity.wait()
+        finally:
+            self._waiting.pop(stream, None)
+        return not stream.abandoned
+
+    async def watch(self) -> None:
+        """Run while the server runs: a waiting stream whose client is gone is marked and woken."""
+        while True:
+            if not self._waiting:
+                self._wake.clear()
+                await self._wake.wait()
+            await asyncio.sleep(self.interval)
+            for stream, request in list(self._waiting.items()):
+                if self._gone(request) and not stream.activity.is_set():
+                    del self._waiting[stream]
+                    stream.abandoned = True
+                    stream.activity.set()
 
 
 class _Session:

@@ -105,7 +105,8 @@ class Serves(Protocol):
     async def serve(self, transport: Transport, *, peer: Peer | None = None) -> None: ...
 
     def tool_input_schema(self, name: object) -> dict[str, Any] | None:
-        """The inputSchema of tool ``name`` (None if unknown): modern HTTP checks ``Mcp-Param-*`` headers."""
+        """The inputSchema of tool ``name`` (None if unknown): modern HTTP checks ``Mcp-Param-*`` headers.
+        Read only; the same object while the tool is unchanged (the transport walks each schema once)."""
 
 
 @runtime_checkable

@@ -99,6 +99,8 @@ class StreamableHTTPClientTransport:
         self._owns_http = owns_http
         self._headers = dict(headers or {})
         self._timeout = timeout
+        # a request's own wait is its caller's; connecting is bounded (immutable, so made once)
+        self._request_timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, connect=timeout)
         self._inbox = inbox if inbox is not None else ClientInbox(f"MCP server at {url}")
         self._tasks: set[asyncio.Task[None]] = set()
         self._requests: dict[RequestId, asyncio.Task[None]] = {}
@@ -283,9 +285,8 @@ class StreamableHTTPClientTransport:
         is_modern = request.id in self._modern
         sent_session = self.session_id is not None and not is_modern
         headers = self._modern_headers(request) if is_modern else self._post_headers()
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, connect=self._timeout)
         try:
-            async with self._post(message, headers, timeout) as resp:
+            async with self._post(message, headers, self._request_timeout) as resp:
                 if is_initialize and resp.status < 400:
                     self._take_session_id(resp)
                 await self._on_request_response(resp, message, request, sent_session)

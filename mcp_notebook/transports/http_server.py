@@ -26,11 +26,13 @@ timeouts, session idle expiry, per-client and total session caps that evict the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 import socket
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
@@ -43,6 +45,7 @@ from mcp_notebook.protocol.errors import (
     PARSE_ERROR,
     JSONRPCError,
 )
+from mcp_notebook.protocol.header_params import header_params
 from mcp_notebook.protocol.jsonrpc import (
     ErrorResponse,
     Invalid,
@@ -58,7 +61,7 @@ from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, bare
 from ._http_guard import error_response as _error
-from ._http_sessions import HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
+from ._http_sessions import FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
 from .base import Peer, Serves, ServesOne, wait_event
 from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware
 from .sse import encode_comment
@@ -142,6 +145,10 @@ class StreamableHTTPServer:
         self._requests = 0  # 2026-07-28 POSTs so far: their (log-only) ids
         self._runner: web.AppRunner | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._first = FirstActivity(_gone, _WATCH_SECONDS)  # POSTs waiting for their first message
+        self._watcher: asyncio.Task[None] | None = None
+        # id(inputSchema) -> (the schema, whether it has x-mcp-header parameters): walked once per schema
+        self._header_schemas: dict[int, tuple[dict[str, Any], bool]] = {}
         self._url: str | None = None
 
     @property
@@ -190,7 +197,9 @@ class StreamableHTTPServer:
             self.guard.allowed_hosts.add(bare(host))
         shown = f"[{host}]" if ":" in host else host
         self._url = f"http://{shown}:{self.guard.port}{self.path}"
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="MCP HTTP session sweeper")
+        loop = asyncio.get_running_loop()
+        self._sweeper = loop.create_task(self._sweep(), name="MCP HTTP session sweeper")
+        self._watcher = loop.create_task(self._first.watch(), name="MCP HTTP disconnect watcher")
         return self._url
 
     async def stop(self, reason: str = "the server stopped before answering") -> None:
@@ -199,8 +208,9 @@ class StreamableHTTPServer:
         runner, self._runner = self._runner, None
         if runner is None:
             return
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for task in (self._sweeper, self._watcher):
+            if task is not None:
+                task.cancel()
         sessions = [*self.sessions.values(), *self._modern]
         for session in sessions:
             session.terminate(reason, answer_pending=True)
@@ -384,7 +394,7 @@ class StreamableHTTPServer:
             # Start answering at the first message: a request whose answer is all there is gets one JSON
             # body (transports#sending-messages-to-the-server lets the server choose), which costs one
             # write instead of headers, priming event, event and end of stream.
-            if not await _first_activity(request, stream):
+            if not await self._first.wait(request, stream):
                 return web.Response(status=202, headers=headers)  # the client left; a resume finds the rest
             if stream.finished and stream.answer is not None and stream.next_seq == 1:
                 return web.Response(text=stream.answer, content_type="application/json", headers=headers)
@@ -436,7 +446,7 @@ class StreamableHTTPServer:
             )
             session.inbox.put_nowait(text)
         try:
-            if not await _first_activity(request, stream):
+            if not await self._first.wait(request, stream):
                 return web.Response(status=202)  # the client left: its request is cancelled
             if stream.finished and stream.answer is not None and (stream.json_mode or stream.next_seq == 1):
                 return _answer(stream.answer, handled=True)
@@ -450,10 +460,19 @@ class StreamableHTTPServer:
         if message.method != "tools/call":
             return
         schema = self.server.tool_input_schema(params.get("name"))
-        if isinstance(schema, dict):
+        if isinstance(schema, dict) and self._has_header_params(schema):
             error = modern.check_param_headers(schema, params.get("arguments"), request.headers)
             if error is not None:
                 raise error
+
+    def _has_header_params(self, schema: dict[str, Any]) -> bool:
+        """Whether ``schema`` declares ``x-mcp-header`` parameters; a tool's schema is walked once."""
+        known = self._header_schemas.get(id(schema))
+        if known is None or known[0] is not schema:
+            if len(self._header_schemas) >= 1024:
+                self._header_schemas.clear()
+            known = self._header_schemas[id(schema)] = (schema, bool(header_params(schema)[0]))
+        return known[1]
 
     def _new_session(self, request: web.Request, client: str) -> _Session:
         session = self._session(secrets.token_urlsafe(32), request, client)
@@ -608,16 +627,13 @@ def _gone(request: web.Request) -> bool:
     return transport is None or transport.is_closing()
 
 
-async def _first_activity(request: web.Request, stream: _Stream) -> bool:
-    """Wait for the stream's first event or its end; False when the client disconnected meanwhile."""
-    while not await wait_event(stream.activity, _WATCH_SECONDS):
-        if _gone(request):
-            return False
-    return True
-
-
 def _accepts(request: web.Request, *types: str) -> bool:
-    ranges = {part.split(";", 1)[0].strip().lower() for part in request.headers.get("Accept", "").split(",")}
+    return _accepted(request.headers.get("Accept", ""), types)
+
+
+@functools.lru_cache(maxsize=64)  # a client sends the same Accept with every request
+def _accepted(accept: str, types: tuple[str, ...]) -> bool:
+    ranges = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
     if "*/*" in ranges:
         return True
     return all(t in ranges or f"{t.split('/')[0]}/*" in ranges for t in types)

@@ -11,17 +11,20 @@ its ``serve`` loop per request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import json
 from collections import Counter
 from typing import Any
 
+import aiohttp
 import pytest
 
 from mcp_notebook import Client, Context, Server
-from mcp_notebook.protocol import era
+from mcp_notebook.protocol import era, modern
 from mcp_notebook.protocol.header_params import header_params
-from mcp_notebook.transports import _http_sessions, http_client
-from mcp_notebook.transports.base import Peer, Transport
+from mcp_notebook.transports import _http_sessions, http_client, http_server
+from mcp_notebook.transports.base import Peer, Transport, wait_event
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
 CALLS = 10
@@ -262,3 +265,84 @@ async def test_a_modern_client_walks_a_tools_schema_once_per_listing(monkeypatch
     finally:
         await http.stop()
     assert walks == before
+
+
+async def test_a_server_walks_a_tools_schema_once_and_waits_with_no_timer_per_post(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Per POST the server neither walks the called tool's schema for x-mcp-header parameters (found once
+    per schema) nor arms a timer to watch for a vanished client while the answer is pending (one watcher
+    task checks every waiting POST)."""
+    walks = 0
+    waits = 0
+
+    def counted(schema: Any) -> Any:
+        nonlocal walks
+        walks += 1
+        return header_params(schema)
+
+    async def counted_wait(event: asyncio.Event, timeout: float | None) -> bool:
+        nonlocal waits
+        waits += 1
+        return await wait_event(event, timeout)
+
+    monkeypatch.setattr(http_server, "header_params", counted)
+    monkeypatch.setattr(modern, "header_params", counted)
+    monkeypatch.setattr(http_server, "wait_event", counted_wait)
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        for client_era in ("modern", "legacy"):
+            async with Client(url, era=client_era) as client:  # type: ignore[arg-type]
+                await client.call_tool("add", {"a": 1, "b": 2})
+                walks_before, waits_before = walks, waits
+                for i in range(CALLS):
+                    await client.call_tool("add", {"a": i, "b": 1})
+                assert (walks, waits) == (walks_before, waits_before), client_era
+    finally:
+        await http.stop()
+
+
+async def test_a_client_hanging_up_before_the_first_message_cancels_the_request() -> None:
+    """The watcher finds a POST whose client left while its answer was pending: the tool is cancelled
+    (2026 transports#cancellation) and the POST ends."""
+    server = make_server()
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    @server.tool
+    async def hang() -> str:
+        """Waits until cancelled, sending nothing meanwhile."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        info = {"name": "raw", "version": "0"}
+        params = era.modern_params({"name": "hang", "arguments": {}}, "2026-07-28", {}, info)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **era.http_headers("tools/call", params),
+        }
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        async with aiohttp.ClientSession() as http_client_session:
+            post = asyncio.ensure_future(http_client_session.post(url, data=body, headers=headers))
+            await asyncio.wait_for(started.wait(), 10)
+            post.cancel()  # closes the connection: the client hangs up with no answer yet
+            with contextlib.suppress(asyncio.CancelledError):
+                await post
+        await asyncio.wait_for(cancelled.wait(), 10)
+        for _ in range(200):  # the request's connection leaves the server once its POST ended
+            if not server.sessions:
+                break
+            await asyncio.sleep(0.05)
+        assert not server.sessions
+    finally:
+        await http.stop()

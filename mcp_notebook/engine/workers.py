@@ -4,8 +4,10 @@ thread runs them): :func:`run_in_worker`, the default ``Server.run_sync``.
 What ``asyncio.to_thread`` does, for less: a call is one tuple put on a queue and one
 ``call_soon_threadsafe`` back, where ``to_thread`` goes through the loop's ``ThreadPoolExecutor`` (a
 ``concurrent.futures.Future`` with its condition, a work item, the executor's locks and semaphore) and
-``wrap_future``'s chaining of two futures. Measured on 2 shared cores: ~24 us of CPU per hop against
-~45-65 us (docs/benchmarks.md, "Round 3").
+``wrap_future``'s chaining of two futures. The answer goes back through the loop's own inbox (a deque and a
+socket pair the loop reads), not ``call_soon_threadsafe`` (a Handle and a context copy per answer, and two
+reads of the loop's self-pipe per wake-up); a loop that cannot watch a socket (Windows' proactor loop) gets
+``call_soon_threadsafe``. ``bench/hop.py`` measures the hop against ``to_thread`` and anyio's.
 
 As with ``to_thread``: the caller's context variables are seen by the function, its exception is raised
 to the awaiting caller, a caller cancelled before a worker picks the call up means it never runs (once it
@@ -21,7 +23,10 @@ import contextlib
 import contextvars
 import os
 import queue
+import socket
 import threading
+import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,7 +35,7 @@ __all__ = ["MAX_WORKERS", "run_in_worker"]
 T = TypeVar("T")
 MAX_WORKERS = min(32, (os.cpu_count() or 1) + 4)  # the default executor's own bound
 
-_Job = tuple[contextvars.Context, Callable[[], Any], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
+_Job = tuple[contextvars.Context, Callable[[], Any], "_Inbox | None", "asyncio.Future[Any]"]
 
 
 class _Workers:
@@ -60,15 +65,17 @@ class _Workers:
             self._free += 1
 
     def after_fork(self) -> None:
-        """In a forked child the threads are gone (their queue and lock go with them)."""
+        """In a forked child the threads are gone (their queue and lock go with them), and a loop there makes
+        its own inbox."""
         self.__init__()  # type: ignore[misc]
+        _inboxes.clear()
 
 
 def _run(job: _Job, finished: Callable[[], None]) -> None:
     """Run one job. The worker counts itself free *before* it wakes the loop: once the loop is woken the two
     threads want the interpreter at once, and whatever the worker still does then (its bookkeeping) the loop
     waits for. Counted free a moment early, it takes the next job as soon as it is back at the queue."""
-    context, fn, loop, future = job
+    context, fn, inbox, future = job
     if future.cancelled():  # read across threads: at worst a just-cancelled call still runs
         finished()
         return
@@ -76,15 +83,18 @@ def _run(job: _Job, finished: Callable[[], None]) -> None:
         result = context.run(fn)
     except BaseException as exc:  # delivered to the caller, as to_thread does
         finished()
-        _deliver(loop, future, None, exc)
+        _deliver(inbox, future, None, exc)
     else:
         finished()
-        _deliver(loop, future, result, None)
+        _deliver(inbox, future, result, None)
 
 
-def _deliver(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, exc: Any) -> None:
+def _deliver(inbox: _Inbox | None, future: asyncio.Future[Any], result: Any, exc: Any) -> None:
+    if inbox is not None:
+        inbox.put(future, result, exc)
+        return
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody awaits the answer any more
-        loop.call_soon_threadsafe(_settle, future, result, exc)
+        future.get_loop().call_soon_threadsafe(_settle, future, result, exc)
 
 
 def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
@@ -96,6 +106,77 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
         future.set_exception(exc)
 
 
+class _Inbox:
+    """One loop's answers from the workers: a deque, and a socket pair whose one end the loop watches. A
+    worker appends its answer and writes a byte; the loop, woken, reads once and settles every answer there
+    is. Its sockets close when the loop is collected. (A try, not ``contextlib.suppress``, on this path.)"""
+
+    __slots__ = ("__weakref__", "_answers", "_reader", "_writer")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._answers: deque[tuple[asyncio.Future[Any], Any, Any]] = deque()
+        self._reader, self._writer = socket.socketpair()
+        try:
+            self._reader.setblocking(False)
+            self._writer.setblocking(False)
+            # in an empty context: the reader's Handle keeps its context for the loop's life, and the first
+            # caller's (its request's variables) must not be held that long
+            contextvars.Context().run(loop.add_reader, self._reader.fileno(), self._settle_all)
+        except BaseException:
+            self.close()
+            raise
+
+    def put(self, future: asyncio.Future[Any], result: Any, exc: Any) -> None:
+        self._answers.append((future, result, exc))
+        try:
+            self._writer.send(b"\0")
+        except OSError:  # full (the loop is behind and will wake anyway) or closed (the loop is gone)
+            return
+
+    def _settle_all(self) -> None:
+        try:  # noqa: SIM105 (see the class's docstring)
+            self._reader.recv(4096)  # the wake-up bytes; any left over only wake the loop once more
+        except OSError:  # woken for nothing: an earlier wake-up settled its answer
+            pass
+        answers = self._answers
+        while answers:
+            _settle(*answers.popleft())
+
+    def close(self) -> None:
+        self._reader.close()
+        self._writer.close()
+
+
+_inboxes: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], _Inbox | None]] = {}
+
+
+def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox | None:
+    """The loop's inbox (made on its first call), or None for a loop that cannot watch a socket."""
+    key = id(loop)
+    known = _inboxes.get(key)
+    if known is not None and known[0]() is loop:
+        return known[1]
+    try:
+        ref = weakref.ref(loop)
+    except TypeError:  # a loop that cannot be referred to weakly: nothing to tie an inbox's sockets to
+        return None
+    try:
+        inbox: _Inbox | None = _Inbox(loop)
+    except NotImplementedError:  # the proactor loop has no add_reader: call_soon_threadsafe then
+        inbox = None
+    _inboxes[key] = (ref, inbox)
+    weakref.finalize(loop, _forget, key, inbox)
+    return inbox
+
+
+def _forget(key: int, inbox: _Inbox | None) -> None:
+    known = _inboxes.get(key)
+    if known is not None and known[1] is inbox:
+        del _inboxes[key]
+    if inbox is not None:
+        inbox.close()
+
+
 _workers = _Workers()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_workers.after_fork)
@@ -105,5 +186,5 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
     """``fn()`` in a worker thread, in a copy of the caller's context; its result or its exception."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    _workers.submit((contextvars.copy_context(), fn, loop, future))
+    _workers.submit((contextvars.copy_context(), fn, _inbox(loop), future))
     return await future

@@ -146,3 +146,66 @@ def test_a_blocked_sync_tool_does_not_hold_up_the_end_of_asyncio_run() -> None:
     runner.join(WAIT)
     assert entered.is_set()
     assert ended, "asyncio.run waited for the blocked tool"
+
+
+class NoReaders(asyncio.SelectorEventLoop):
+    """Stands for a loop that cannot watch a socket (Windows' proactor loop)."""
+
+    def add_reader(self, *args: Any) -> None:
+        raise NotImplementedError
+
+
+def test_a_loop_that_cannot_watch_a_socket_gets_its_answers_all_the_same() -> None:
+    loop = NoReaders()
+    try:
+        assert loop.run_until_complete(run_in_worker(lambda: "answered")) == "answered"
+        with pytest.raises(KeyError, match="boom"):
+            loop.run_until_complete(run_in_worker(lambda: {}["boom"]))
+        assert workers._inbox(loop) is None  # call_soon_threadsafe carried them
+    finally:
+        loop.close()
+
+
+def test_a_loops_inbox_is_closed_when_the_loop_is_collected() -> None:
+    loop = asyncio.new_event_loop()
+    assert loop.run_until_complete(run_in_worker(lambda: 1)) == 1
+    inbox = workers._inbox(loop)
+    assert inbox is not None
+    key = id(loop)
+    loop.close()
+    del loop
+    gc.collect()
+    assert key not in workers._inboxes or workers._inboxes[key][1] is not inbox
+    assert inbox._reader.fileno() == -1 and inbox._writer.fileno() == -1  # closed, not leaked
+
+
+def test_an_answer_for_a_closed_loop_is_dropped_and_the_worker_goes_on() -> None:
+    loop = asyncio.new_event_loop()
+    gate, entered = threading.Event(), threading.Event()
+    ran_in: list[threading.Thread] = []
+
+    def wait() -> str:
+        ran_in.append(threading.current_thread())
+        entered.set()
+        gate.wait(WAIT)
+        return "late"
+
+    call = loop.create_task(run_in_worker(wait))
+    loop.run_until_complete(asyncio.to_thread(entered.wait, WAIT))
+    call.cancel()
+    loop.run_until_complete(asyncio.gather(call, return_exceptions=True))
+    inbox = workers._inbox(loop)
+    assert inbox is not None
+    loop.close()  # the call is still running: its answer comes to a closed loop
+    gate.set()
+    for _ in range(1000):  # bounded: ends once the worker has answered
+        if inbox._answers:
+            break
+        threading.Event().wait(0.01)
+    assert len(inbox._answers) == 1  # left there, for nobody
+    other = asyncio.new_event_loop()
+    try:
+        assert other.run_until_complete(run_in_worker(lambda: "next")) == "next"
+    finally:
+        other.close()
+    assert ran_in[0].is_alive()  # back at the queue, not ended by an error

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -57,6 +58,21 @@ def _otel() -> Any:
 
 
 _tracers: dict[int, tuple[Any, Any]] = {}
+_env_provider: bool | None = None  # OTEL_PYTHON_TRACER_PROVIDER set: read once, at the first request
+
+
+def _global_provider(trace: Any) -> Any:
+    """OpenTelemetry's global provider; None while none is set nor named in the environment. Its own
+    ``get_tracer_provider()`` looks the environment up on every call until one is set (a KeyError caught in
+    ``os.environ``: ~1 us, twice per round trip); the environment is read here once instead."""
+    global _env_provider
+    provider = getattr(trace, "_TRACER_PROVIDER", _UNSET)  # what set_tracer_provider sets
+    if provider is None:
+        if _env_provider is None:
+            _env_provider = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+        if not _env_provider:
+            return None  # get_tracer_provider() would give the no-op proxy
+    return trace.get_tracer_provider()
 
 
 def tracer() -> Any:
@@ -65,8 +81,8 @@ def tracer() -> Any:
     api = _otel()
     if api is None:
         return None
-    provider = _provider or api[0].get_tracer_provider()
-    if isinstance(provider, api[2]):
+    provider = _provider or _global_provider(api[0])
+    if provider is None or isinstance(provider, api[2]):
         return None
     known = _tracers.get(id(provider))
     if known is None or known[0] is not provider:

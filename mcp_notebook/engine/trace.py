@@ -16,6 +16,7 @@ __all__ = ["Trace", "TraceEntry"]
 
 Direction = Literal["out", "in", "note"]
 _HEAD = 1024  # characters kept of an elided message
+_new_entry = tuple.__new__
 
 
 class TraceEntry(NamedTuple):
@@ -90,16 +91,24 @@ class Trace:
             raw = redact(raw)
         elif type(raw) is not str:  # a jsonrpc.Wire: keep the text, not the decoded value alongside it
             raw = str.__str__(raw)
-        entry = TraceEntry(direction, time.time(), raw)
+        size = len(raw)
+        entry = _new_entry(TraceEntry, (direction, time.time(), raw, 0))  # TraceEntry(...), minus a frame
         kept = entry
-        if len(raw) > self.max_entry_chars:
-            kept = TraceEntry(direction, entry.time, raw[:_HEAD], elided=len(raw))
-        self._entries.append(kept)
-        self._chars += len(kept.raw)
-        while len(self._entries) > self.maxlen or (self._chars > self.max_chars and len(self._entries) > 1):
-            self._chars -= len(self._entries.popleft().raw)
+        if size > self.max_entry_chars:
+            kept = TraceEntry(direction, entry.time, raw[:_HEAD], elided=size)
+            size = len(kept.raw)
+        entries = self._entries
+        entries.append(kept)
+        self._chars += size
+        if len(entries) > self.maxlen or self._chars > self.max_chars:
+            self._trim()
         if self._listeners:
             self._tell(entry)
+
+    def _trim(self) -> None:
+        entries = self._entries
+        while len(entries) > self.maxlen or (self._chars > self.max_chars and len(entries) > 1):
+            self._chars -= len(entries.popleft().raw)
 
     def _tell(self, entry: TraceEntry) -> None:
         alive = []

@@ -112,9 +112,11 @@ class TaskClientMixin:
         if self._modern:
             return None  # the extension: the server decides; params.task is not sent
         support = wire.task_support(self._tools.get(name) or {})
-        offers = has_capability(self.server_capabilities, ("tasks", "requests", "tools", "call"))
         if task is None:
-            task = support == "required"
+            if support != "required":
+                return None  # the usual call: nothing to ask of the server's capabilities
+            task = True
+        offers = has_capability(self.server_capabilities, ("tasks", "requests", "tools", "call"))
         if not task:
             if support == "required":
                 raise LocalProtocolError(

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import CoroutineType
@@ -102,34 +104,95 @@ class _Expired(Exception):
     """Internal: the request's timer ran out (carries the seconds waited)."""
 
 
-@dataclass
+class _Timers:
+    """The timeouts of one connection's requests on one loop timer, set for the earliest of them.
+
+    Arming a request sets its expiry, and moves the loop timer only when that comes sooner; disarming
+    forgets the request. So a request's timeout costs no ``call_later`` and ``cancel`` (a TimerHandle, a heap
+    push, then the pop of the cancelled handle): when the timer fires, the requests due are expired and it
+    is set again for the next expiry, if any."""
+
+    __slots__ = ("_armed", "_handle", "_when")
+
+    def __init__(self) -> None:
+        self._armed: set[_Pending] = set()
+        self._handle: asyncio.TimerHandle | None = None
+        self._when = math.inf
+
+    def arm(self, pending: _Pending, expires: float, loop: asyncio.AbstractEventLoop) -> None:
+        pending.expires = expires
+        self._armed.add(pending)
+        if expires < self._when:
+            self._set(expires, loop)
+
+    def disarm(self, pending: _Pending) -> None:
+        pending.expires = None
+        self._armed.discard(pending)
+
+    def stop(self) -> None:
+        self._armed.clear()
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._when = math.inf
+
+    def _set(self, when: float, loop: asyncio.AbstractEventLoop) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._when = when
+        self._handle = loop.call_at(when, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._handle, self._when = None, math.inf
+        due = loop.time() + _CLOCK_RESOLUTION  # what asyncio runs a timer by: it may fire that early
+        later = math.inf
+        for pending in list(self._armed):
+            expires = pending.expires
+            if expires is None:
+                continue
+            if expires <= due:
+                self.disarm(pending)
+                pending.expire()
+            elif expires < later:
+                later = expires
+        if later < self._when:
+            self._set(later, loop)
+
+
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+
+
+@dataclass(eq=False)
 class _Pending:
-    """One request of ours awaiting its answer, with its timeout timer."""
+    """One request of ours awaiting its answer, with its timeout (kept by the connection's _Timers)."""
 
     future: asyncio.Future[dict[str, Any]]
+    timers: _Timers
     on_progress: ProgressCallback | None = None
     timeout: float | None = None
     deadline: float | None = None  # loop time after which progress no longer extends the wait
-    timer: asyncio.TimerHandle | None = None
+    expires: float | None = None  # loop time at which the request times out (None: not armed)
+    delay: float = 0.0  # the seconds that timeout was set for
 
     def arm(self, loop: asyncio.AbstractEventLoop) -> None:
-        """(Re)start the timer: ``timeout`` from now, never past ``deadline``."""
-        self.disarm()
+        """(Re)start the timeout: ``timeout`` from now, never past ``deadline``."""
         delay = self.timeout
+        now = loop.time()
         if self.deadline is not None:
-            left = max(0.0, self.deadline - loop.time())
+            left = max(0.0, self.deadline - now)
             delay = left if delay is None else min(delay, left)
-        if delay is not None:
-            self.timer = loop.call_later(delay, self._expire, delay)
+        if delay is None:
+            self.timers.disarm(self)
+            return
+        self.delay = delay
+        self.timers.arm(self, now + delay, loop)
 
     def disarm(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        self.timers.disarm(self)
 
-    def _expire(self, delay: float) -> None:
+    def expire(self) -> None:
         if not self.future.done():
-            self.future.set_exception(_Expired(delay))
+            self.future.set_exception(_Expired(self.delay))
 
 
 class Connection:
@@ -152,6 +215,7 @@ class Connection:
         self._request_handler = request_handler
         self._notification_handler = notification_handler
         self._pending: dict[RequestId, _Pending] = {}
+        self._timers = _Timers()
         self._progress: dict[int, _Pending] = {}
         self._last_token = 0
         self._running: dict[RequestId, tuple[asyncio.Task[None], IncomingRequest]] = {}
@@ -220,6 +284,7 @@ class Connection:
             if not pending.future.done():
                 pending.future.set_exception(reason)
         self._pending.clear()
+        self._timers.stop()
         for task, incoming in self._running.values():
             incoming.cancel_event.set()
             task.cancel()
@@ -281,7 +346,7 @@ class Connection:
     ) -> dict[str, Any]:
         self._check_open()
         loop = asyncio.get_running_loop()
-        pending = _Pending(loop.create_future(), progress_callback)
+        pending = _Pending(loop.create_future(), self._timers, progress_callback)
         token: int | None = None
         if progress_callback is not None:
             # A token unique among our active requests (basic/utilities/progress).
@@ -511,7 +576,7 @@ class Connection:
         progress, total, message = params.get("progress"), params.get("total"), params.get("message")
         if not isinstance(progress, (int, float)):
             return  # malformed progress: ignore rather than crash the reader
-        if pending.timer is not None:
+        if pending.expires is not None:
             pending.arm(asyncio.get_running_loop())  # progress arrived: the timeout starts again
         try:
             outcome = pending.on_progress(progress, total, message)

@@ -274,6 +274,8 @@ def to_call_result(value: Any, *, output_schema: dict[str, Any] | None, wrapped:
     With a declared output (``output_schema`` set), every non-content value is structured so that it can
     be checked against the schema; without one, strings, bytes and images become plain content blocks.
     """
+    if type(value) is str and output_schema is None:  # the commonest result, straight to its block
+        return {"content": [text_block(value)]}
     if isinstance(value, ToolResult):
         return value.to_wire()
     single = _single_block(value) if not _wants_structure(value, output_schema, wrapped) else None

@@ -18,6 +18,8 @@ import os
 import pstats
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +28,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import build_ours
 
 
-async def _run(transport: str, era: str, calls: int, top: int) -> None:
+def use_root(root: str | None) -> None:
+    """Import mcp_notebook from the checkout ``root`` (a before/after), not from this one."""
+    if root:  # ahead of the venv's editable install, whose finder would otherwise win
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
+        sys.path.insert(0, root)
+
+
+@asynccontextmanager
+async def echo_client(transport: str, era: str) -> AsyncIterator[Any]:
+    """A Client of ``era`` on bench/peers.py's server in this process (``memory``, or ``http``: ours
+    serving Streamable HTTP on 127.0.0.1 with its default limits), warmed up by 100 echo calls."""
     from mcp_notebook import Client
-    from mcp_notebook.protocol import jsonrpc
     from mcp_notebook.transports.http_server import StreamableHTTPServer
 
     server = build_ours()
@@ -41,31 +52,38 @@ async def _run(transport: str, era: str, calls: int, top: int) -> None:
         async with Client(target, era=era) as client:
             for _ in range(100):
                 await client.call_tool("echo", {"text": "x"})
-            start = time.perf_counter()
-            for _ in range(calls):
-                await client.call_tool("echo", {"text": "x"})
-            rate = calls / (time.perf_counter() - start)
-            decodes = [0]
-            loads, json_loads = jsonrpc._loads, json.loads
-
-            def counted(data: Any) -> Any:
-                decodes[0] += 1
-                return loads(data)
-
-            def counted_json(*args: Any, **kwargs: Any) -> Any:
-                decodes[0] += 1
-                return json_loads(*args, **kwargs)
-
-            jsonrpc._loads, json.loads = counted, counted_json  # type: ignore[assignment]
-            profile = cProfile.Profile()
-            profile.enable()
-            for _ in range(calls):
-                await client.call_tool("echo", {"text": "x"})
-            profile.disable()
-            jsonrpc._loads, json.loads = loads, json_loads  # type: ignore[assignment]
+            yield client
     finally:
         if http is not None:
             await http.stop()
+
+
+async def _run(transport: str, era: str, calls: int, top: int) -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    async with echo_client(transport, era) as client:
+        start = time.perf_counter()
+        for _ in range(calls):
+            await client.call_tool("echo", {"text": "x"})
+        rate = calls / (time.perf_counter() - start)
+        decodes = [0]
+        loads, json_loads = jsonrpc._loads, json.loads
+
+        def counted(data: Any) -> Any:
+            decodes[0] += 1
+            return loads(data)
+
+        def counted_json(*args: Any, **kwargs: Any) -> Any:
+            decodes[0] += 1
+            return json_loads(*args, **kwargs)
+
+        jsonrpc._loads, json.loads = counted, counted_json  # type: ignore[assignment]
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(calls):
+            await client.call_tool("echo", {"text": "x"})
+        profile.disable()
+        jsonrpc._loads, json.loads = loads, json_loads  # type: ignore[assignment]
     per_call = decodes[0] / calls
     print(f"\n### {transport}, {era}: {rate:,.0f} calls/s unprofiled; {per_call:g} JSON decodes per call")
     stats = pstats.Stats(profile)
@@ -85,9 +103,7 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--root", help="profile the mcp_notebook of this checkout instead (a before/after)")
     args = parser.parse_args()
-    if args.root:  # ahead of the venv's editable install, whose finder would otherwise win
-        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
-        sys.path.insert(0, args.root)
+    use_root(args.root)
     import mcp_notebook
 
     print(f"mcp_notebook from {Path(mcp_notebook.__file__).parent}; load average {os.getloadavg()[0]:.2f}")

@@ -86,3 +86,28 @@ def test_quick_batch_benchmark_runs_map_against_a_stdio_server() -> None:
         line = rf"^ratio batch {tool}: map c=8 / sequential loop: \d+\.\d+x ours vs loop"
         assert re.search(line, done.stdout, re.MULTILINE), done.stdout
     assert "Per-row overhead of `map` (c=1) over the bare loop" in done.stdout, done.stdout
+
+
+def test_flame_graphs_of_the_per_call_path_are_written(tmp_path: Path) -> None:
+    """bench/flame.py: one py-spy flame graph per transport and era, of the calls (the server's
+    tools/call handler is sampled), not of the worker's start-up."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "flame.py"),
+            "--label=smoke",
+            "--seconds=1",
+            f"--out={tmp_path}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    for transport in ("memory", "http"):
+        for era in ("legacy", "modern"):
+            svg = (tmp_path / f"smoke-{transport}-{era}.svg").read_text()
+            assert svg.lstrip().startswith("<?xml") and "</svg>" in svg, svg[:200]
+            assert "(mcp_notebook/engine/server_session.py)" in svg, (transport, era)
+            assert "(importlib" not in svg, (transport, era)  # sampled after the imports

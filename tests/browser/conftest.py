@@ -361,6 +361,24 @@ def app_view(where: Locator) -> FrameLocator:
     return where.frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
 
 
+def app_frames(where: Locator) -> str:
+    """For a failure message: how many app frames the output holds (the host's layer; more than one makes
+    ``app_view`` fail at once, strict), each one's placement, and what every app document on the page shows
+    in its ``#status`` (Playwright's own frames: the views are sandboxed, the page cannot read them)."""
+    styles = where.locator("iframe.mcpnb-app-frame").evaluate_all(
+        "fs => fs.map(f => f.style.visibility === 'hidden' ? 'hidden' : f.style.position || 'unplaced')"
+    )
+    statuses = []
+    for frame in where.page.frames[1:]:
+        try:
+            status = frame.evaluate("() => document.getElementById('status')?.textContent ?? null")
+        except Exception as exc:  # a frame going away meanwhile
+            status = f"({type(exc).__name__})"
+        if status is not None:
+            statuses.append(status)
+    return f"{len(styles)} app frame(s) in the output {styles}; views' #status: {statuses}"
+
+
 @dataclass
 class Notebook:
     """One notebook open in JupyterLab or Notebook 7, and the moves a person makes on it.

@@ -17,7 +17,7 @@ import pytest
 from nbconvert import HTMLExporter
 from playwright.sync_api import expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook, app_view
+from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook, app_frames, app_view
 
 OpenNotebook = Callable[..., Notebook]
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +33,10 @@ def bundle() -> Path:
     return BUNDLE
 
 
+# ~40 steps after three kernel round trips, each wait bounded by Playwright (KERNEL_TIMEOUT_MS for the kernel,
+# UI_TIMEOUT_MS for the page): on a slow machine their sum can pass the browser lane's 120 s while each is in
+# time, and pytest's timeout then cuts the test wherever it is, with no word of what it waited for
+@pytest.mark.timeout(300)
 def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path, lab: Lab) -> None:
     cells = [
         "%load_ext mcp_notebook",
@@ -49,7 +53,11 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
     frame_element = notebook.output(3).locator("iframe.mcpnb-app-frame")
     expect(frame_element).to_have_attribute("sandbox", "allow-scripts allow-forms")  # no allow-same-origin
     app = app_view(notebook.output(3))
-    expect(app.locator("#status")).to_have_text("connected to mcp-notebook", timeout=KERNEL_TIMEOUT_MS)
+    try:
+        expect(app.locator("#status")).to_have_text("connected to mcp-notebook", timeout=KERNEL_TIMEOUT_MS)
+    except AssertionError as exc:
+        exc.add_note(app_frames(notebook.output(3)))
+        raise
     expect(app.locator("#input")).to_have_text('input: {"label":"clicks"}')
     expect(app.locator("#result")).to_contain_text('structured {"label":"clicks","count":3}')
     expect(app.locator("#theme")).to_have_text("theme: light")

@@ -221,12 +221,31 @@ class Connection:
         self._running: dict[RequestId, tuple[asyncio.Task[None], IncomingRequest]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reader: asyncio.Task[None] | None = None
+        self._reader_idle = False  # the reader waits for the transport, with nothing received in hand
         self._closed = asyncio.Event()
         self.close_reason: ConnectionClosedError | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"{self.name} reader")
+        if hasattr(self.transport, "take_answer"):  # the HTTP client: answers may skip the reader
+            self.transport.take_answer = self.take_answer
+
+    def take_answer(self, text: str) -> bool:
+        """Take an answer (a response or error, one message) at once, as the reader would, instead of through
+        the transport's queue and the reader task: done when the reader is idle, so that nothing received
+        earlier is still unprocessed and the order of messages holds; False otherwise (queue it then)."""
+        if not self._reader_idle or self._closed.is_set():
+            return False
+        self.trace.record("in", text)
+        for event in self.session.receive(text):
+            if isinstance(event, ResultReceived):
+                self._resolve(event.id, result=event.result)
+            elif isinstance(event, ErrorReceived):
+                self._resolve(event.id, error=event.error)
+            else:  # not an answer after all (a violation to note): as the reader would, in order
+                self._spawn(self._dispatch(event), f"{self.name} dispatch")
+        return True
 
     def answer_one(self, text: str) -> None:
         """Take the one message of a connection that carries a single request (a 2026-07-28 HTTP POST)
@@ -409,7 +428,11 @@ class Connection:
     async def _read_loop(self) -> None:
         try:
             while True:
-                text = await self.transport.receive()
+                self._reader_idle = True
+                try:
+                    text = await self.transport.receive()
+                finally:
+                    self._reader_idle = False
                 self.trace.record("in", text)
                 events = self.session.receive(text)
                 if self._is_batch(text, events):

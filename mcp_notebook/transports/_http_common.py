@@ -113,6 +113,10 @@ class ClientInbox:
             self._failure = exc
             self._queue.put_nowait(exc)
 
+    def empty(self) -> bool:
+        """Nothing is waiting to be read (a failure counts as something)."""
+        return self._queue.empty()
+
     def raise_if_failed(self) -> None:
         if self._failure is not None:
             raise self._failure

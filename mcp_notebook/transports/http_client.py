@@ -112,6 +112,9 @@ class StreamableHTTPClientTransport:
         self._get_task: asyncio.Task[None] | None = None
         self._closed = False
         self._on_fallback: FallbackHook | None = None  # set by connect_http while probing
+        # The engine's Connection.take_answer: an answer in a JSON body, with nothing queued before it, goes
+        # straight to the engine (no queue, no turn of the loop for its reader task).
+        self.take_answer: Callable[[str], bool] | None = None
 
     @classmethod
     async def start(
@@ -381,7 +384,9 @@ class StreamableHTTPClientTransport:
         ):
             version = parsed.result.get("protocolVersion")
             self.protocol_version = version if isinstance(version, str) else LATEST_LEGACY
-        self._inbox.put(text)
+        take = self.take_answer
+        if not (answered and take is not None and self._inbox.empty() and take(text)):
+            self._inbox.put(text)
         return answered
 
     async def _follow_request_stream(self, resp: aiohttp.ClientResponse, request: Request) -> None:
@@ -542,6 +547,15 @@ class HTTPClientTransport:
     @tools.setter
     def tools(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
         self.streamable.tools = tools
+
+    @property
+    def take_answer(self) -> Callable[[str], bool] | None:
+        """The engine's hook for answers that skip the queue (Streamable HTTP only)."""
+        return self.streamable.take_answer
+
+    @take_answer.setter
+    def take_answer(self, hook: Callable[[str], bool] | None) -> None:
+        self.streamable.take_answer = hook
 
     async def _fall_back(self, message: str, status: int, body: str) -> None:
         """The initial POST got 400/404/405: try the 2024-11-05 transport at the same URL, then resend."""

@@ -23,7 +23,7 @@ import pytest
 from mcp_notebook import Client, Context, Server
 from mcp_notebook.protocol import era, modern
 from mcp_notebook.protocol.header_params import header_params
-from mcp_notebook.transports import _http_sessions, http_client, http_server
+from mcp_notebook.transports import _http_common, _http_sessions, http_client, http_server
 from mcp_notebook.transports.base import Peer, Transport, wait_event
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
@@ -344,5 +344,46 @@ async def test_a_client_hanging_up_before_the_first_message_cancels_the_request(
                 break
             await asyncio.sleep(0.05)
         assert not server.sessions
+    finally:
+        await http.stop()
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_an_answer_in_a_json_body_skips_the_client_queue(
+    era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HTTP client hands an answer that came as one JSON body straight to the engine when nothing
+    received before it waits (no queue, no turn of the loop for the reader task); messages on an SSE stream
+    still go through the queue in order, so a progress report is heard before its call returns."""
+    queued: list[str] = []
+    put = _http_common.ClientInbox.put
+
+    def counted(self: _http_common.ClientInbox, message: str) -> None:
+        queued.append(message)
+        put(self, message)
+
+    monkeypatch.setattr(_http_common.ClientInbox, "put", counted)
+    server = make_server()
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        """Reports progress before answering, so the answer comes on an SSE stream."""
+        await ctx.report_progress(1, 2, "half way")
+        return "done"
+
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era=era) as client:  # type: ignore[arg-type]
+            await client.call_tool("add", {"a": 1, "b": 2})
+            queued.clear()
+            for i in range(CALLS):
+                result = await client.call_tool("add", {"a": i, "b": 1})
+                assert result["structuredContent"] == {"result": i + 1}
+            assert queued == []
+            heard: list[float] = []
+            result = await client.call_tool("chatty", {}, progress_callback=lambda p, t, m: heard.append(p))
+            assert result["content"][0]["text"] == "done"
+            assert heard == [1]
     finally:
         await http.stop()

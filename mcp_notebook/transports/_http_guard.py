@@ -9,6 +9,7 @@ rules match. Secrets are compared in constant time.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import math
 import time
@@ -23,7 +24,7 @@ from .base import CREDENTIAL_NAME
 
 TOO_MANY_REQUESTS = -32029  # as in http_limits: the JSON-RPC code of a 429 body
 
-__all__ = ["DEFAULT_ALLOWED_HOSTS", "Guard", "error_response"]
+__all__ = ["DEFAULT_ALLOWED_HOSTS", "Guard", "accepts", "error_response"]
 
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -155,3 +156,16 @@ class Guard:
         return (
             url.scheme in ("http", "https") and url.host is not None and bare(url.host) in self.allowed_hosts
         )
+
+
+def accepts(request: web.Request, *types: str) -> bool:
+    """Whether the request's ``Accept`` header takes every one of ``types`` (``*/*`` and ``type/*`` count)."""
+    return _accepted(request.headers.get("Accept", ""), types)
+
+
+@functools.lru_cache(maxsize=64)  # a client sends the same Accept with every request
+def _accepted(accept: str, types: tuple[str, ...]) -> bool:
+    ranges = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    if "*/*" in ranges:
+        return True
+    return all(t in ranges or f"{t.split('/')[0]}/*" in ranges for t in types)

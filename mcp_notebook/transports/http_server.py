@@ -26,7 +26,6 @@ timeouts, session idle expiry, per-client and total session caps that evict the 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import secrets
 import socket
@@ -59,7 +58,7 @@ from mcp_notebook.protocol.jsonrpc import (
 )
 from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
-from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, bare
+from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts, bare
 from ._http_guard import error_response as _error
 from ._http_sessions import FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
 from .base import Peer, Serves, ServesOne, wait_event
@@ -316,7 +315,7 @@ class StreamableHTTPServer:
     async def _post(self, request: web.Request) -> web.StreamResponse:
         if request.content_type != "application/json":
             return _error(415, "Unsupported Media Type: Content-Type must be application/json")
-        if not _accepts(request, "application/json", "text/event-stream"):
+        if not accepts(request, "application/json", "text/event-stream"):
             return _error(406, "Not Acceptable: Accept must include application/json and text/event-stream")
         text = await self._read_body(request)
         if isinstance(text, web.Response):
@@ -483,7 +482,7 @@ class StreamableHTTPServer:
         return session
 
     async def _get(self, request: web.Request) -> web.StreamResponse:
-        if not _accepts(request, "text/event-stream"):
+        if not accepts(request, "text/event-stream"):
             return _error(406, "Not Acceptable: Accept must include text/event-stream")
         found = self._session_for(request)
         if isinstance(found, web.Response):
@@ -625,18 +624,6 @@ def _answer(text: str, *, handled: bool = False) -> web.Response:
 def _gone(request: web.Request) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
-
-
-def _accepts(request: web.Request, *types: str) -> bool:
-    return _accepted(request.headers.get("Accept", ""), types)
-
-
-@functools.lru_cache(maxsize=64)  # a client sends the same Accept with every request
-def _accepted(accept: str, types: tuple[str, ...]) -> bool:
-    ranges = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
-    if "*/*" in ranges:
-        return True
-    return all(t in ranges or f"{t.split('/')[0]}/*" in ranges for t in types)
 
 
 def _polling(version: str | None) -> bool:

@@ -100,7 +100,10 @@ class Trace:
         entries = self._entries
         entries.append(kept)
         self._chars += size
-        if len(entries) > self.maxlen or self._chars > self.max_chars:
+        over = len(entries) - self.maxlen
+        if over == 1:  # a full trace (the steady state): the oldest goes
+            self._chars -= len(entries.popleft().raw)
+        if over > 1 or self._chars > self.max_chars:
             self._trim()
         if self._listeners:
             self._tell(entry)

@@ -78,7 +78,7 @@ def _global_provider(trace: Any) -> Any:
 def tracer() -> Any:
     """The tracer spans go to, or None when nothing would record them (no OpenTelemetry, or no SDK
     configured): then the engine skips tracing altogether, at the cost of one check per request."""
-    api = _otel()
+    api = _api if _api is not _UNSET else _otel()  # once looked up, without a call per request
     if api is None:
         return None
     provider = _provider or _global_provider(api[0])

@@ -362,7 +362,10 @@ class Session:
     # ---- receiving ---------------------------------------------------------------------------------------
     def receive(self, data: str | bytes) -> list[Event]:
         allow_batch = self.version is not None and self.version.supports("batching")
-        return [self._event(item) for item in jsonrpc.parse(data, allow_batch=allow_batch)]
+        items = jsonrpc.parse(data, allow_batch=allow_batch)
+        if len(items) == 1:  # every message but a batch: no comprehension's frame
+            return [self._event(items[0])]
+        return [self._event(item) for item in items]
 
     def _event(self, message: jsonrpc.Message | Invalid) -> Event:
         if isinstance(message, Invalid):

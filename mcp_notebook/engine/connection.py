@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import math
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import CoroutineType
@@ -28,7 +26,7 @@ from ..protocol.errors import (
     RequestTimeoutError,
 )
 from ..protocol.jsonrpc import RequestId, valid_id
-from ..protocol.modern import RequestMeta
+from ..protocol.modern import RequestMeta, is_modern
 from ..protocol.session import (
     ErrorReceived,
     Event,
@@ -40,13 +38,13 @@ from ..protocol.session import (
 )
 from ..transports.base import Transport, TransportClosed
 from . import otel
+from .pending import INLINE, Expired, Pending, ProgressCallback, Timers, uncancelled
 from .trace import Trace
 
 __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
 
 log = logging.getLogger("mcp_notebook")
 
-ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
 _CANCEL_LOCK = threading.Lock()
 
 
@@ -100,101 +98,6 @@ async def _closed(request: IncomingRequest) -> dict[str, Any]:
     raise ConnectionClosedError("the connection ended")
 
 
-class _Expired(Exception):
-    """Internal: the request's timer ran out (carries the seconds waited)."""
-
-
-class _Timers:
-    """The timeouts of one connection's requests on one loop timer, set for the earliest of them.
-
-    Arming a request sets its expiry, and moves the loop timer only when that comes sooner; disarming
-    forgets the request. So a request's timeout costs no ``call_later`` and ``cancel`` (a TimerHandle, a heap
-    push, then the pop of the cancelled handle): when the timer fires, the requests due are expired and it
-    is set again for the next expiry, if any."""
-
-    __slots__ = ("_armed", "_handle", "_when")
-
-    def __init__(self) -> None:
-        self._armed: set[_Pending] = set()
-        self._handle: asyncio.TimerHandle | None = None
-        self._when = math.inf
-
-    def arm(self, pending: _Pending, expires: float, loop: asyncio.AbstractEventLoop) -> None:
-        pending.expires = expires
-        self._armed.add(pending)
-        if expires < self._when:
-            self._set(expires, loop)
-
-    def disarm(self, pending: _Pending) -> None:
-        pending.expires = None
-        self._armed.discard(pending)
-
-    def stop(self) -> None:
-        self._armed.clear()
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-        self._when = math.inf
-
-    def _set(self, when: float, loop: asyncio.AbstractEventLoop) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-        self._when = when
-        self._handle = loop.call_at(when, self._fire, loop)
-
-    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._handle, self._when = None, math.inf
-        due = loop.time() + _CLOCK_RESOLUTION  # what asyncio runs a timer by: it may fire that early
-        later = math.inf
-        for pending in list(self._armed):
-            expires = pending.expires
-            if expires is None:
-                continue
-            if expires <= due:
-                self.disarm(pending)
-                pending.expire()
-            elif expires < later:
-                later = expires
-        if later < self._when:
-            self._set(later, loop)
-
-
-_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
-
-
-@dataclass(eq=False)
-class _Pending:
-    """One request of ours awaiting its answer, with its timeout (kept by the connection's _Timers)."""
-
-    future: asyncio.Future[dict[str, Any]]
-    timers: _Timers
-    on_progress: ProgressCallback | None = None
-    timeout: float | None = None
-    deadline: float | None = None  # loop time after which progress no longer extends the wait
-    expires: float | None = None  # loop time at which the request times out (None: not armed)
-    delay: float = 0.0  # the seconds that timeout was set for
-
-    def arm(self, loop: asyncio.AbstractEventLoop) -> None:
-        """(Re)start the timeout: ``timeout`` from now, never past ``deadline``."""
-        delay = self.timeout
-        now = loop.time()
-        if self.deadline is not None:
-            left = max(0.0, self.deadline - now)
-            delay = left if delay is None else min(delay, left)
-        if delay is None:
-            self.timers.disarm(self)
-            return
-        self.delay = delay
-        self.timers.arm(self, now + delay, loop)
-
-    def disarm(self) -> None:
-        self.timers.disarm(self)
-
-    def expire(self) -> None:
-        if not self.future.done():
-            self.future.set_exception(_Expired(self.delay))
-
-
 class Connection:
     """Drives one session over one transport. Start with :meth:`start`; end with :meth:`aclose`."""
 
@@ -214,9 +117,9 @@ class Connection:
         self.name = name
         self._request_handler = request_handler
         self._notification_handler = notification_handler
-        self._pending: dict[RequestId, _Pending] = {}
-        self._timers = _Timers()
-        self._progress: dict[int, _Pending] = {}
+        self._pending: dict[RequestId, Pending] = {}
+        self._timers = Timers()
+        self._progress: dict[int, Pending] = {}
         self._last_token = 0
         self._running: dict[RequestId, tuple[asyncio.Task[None], IncomingRequest]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -299,9 +202,8 @@ class Connection:
         self.close_reason = reason
         self.session.close()
         self._closed.set()
-        for pending in self._pending.values():
-            if not pending.future.done():
-                pending.future.set_exception(reason)
+        for pending in list(self._pending.values()):
+            pending.fail(reason)
         self._pending.clear()
         self._timers.stop()
         for task, incoming in self._running.values():
@@ -365,7 +267,7 @@ class Connection:
     ) -> dict[str, Any]:
         self._check_open()
         loop = asyncio.get_running_loop()
-        pending = _Pending(loop.create_future(), self._timers, progress_callback)
+        pending = Pending(loop.create_future(), self._timers, progress_callback)
         token: int | None = None
         if progress_callback is not None:
             # A token unique among our active requests (basic/utilities/progress).
@@ -378,41 +280,68 @@ class Connection:
         self._pending[request_id] = pending
         if on_id is not None:
             on_id(request_id)
+        post = getattr(self.transport, "post_inline", None) if INLINE else None
+        if post is not None and not is_modern(params):
+            post = None
         try:
-            await self._send(text, related_id)
-            return await self._wait(request_id, method, pending, timeout, max_timeout)
+            if post is None:
+                await self._send(text, related_id)
+                self._arm(pending, timeout, max_timeout)
+            else:
+                self._arm(pending, timeout, max_timeout)
+                await self._post_inline(post, text, request_id, pending)
+            return await self._wait(request_id, method, pending)
         except asyncio.CancelledError:
-            await self._abandon(request_id, method, "the caller cancelled the request")
+            if not pending.cut:  # a cut exchange already cancelled the request on the wire
+                await self._abandon(request_id, method, "the caller cancelled the request")
             raise
         finally:
+            pending.disarm()
             self._pending.pop(request_id, None)
             if token is not None:
                 self._progress.pop(token, None)
 
-    async def _wait(
-        self,
-        request_id: RequestId,
-        method: str,
-        pending: _Pending,
-        timeout: float | None,
-        max_timeout: float | None,
-    ) -> dict[str, Any]:
-        """Await the answer; a timer (re-armed by progress) fails the future when time runs out."""
+    def _arm(self, pending: Pending, timeout: float | None, max_timeout: float | None) -> None:
+        """Start the request's timer (re-armed by progress); it fails the future when time runs out."""
         loop = asyncio.get_running_loop()
         if max_timeout is not None:
             pending.deadline = loop.time() + max_timeout
         pending.timeout = timeout
         pending.arm(loop)
+
+    async def _post_inline(
+        self, post: Callable[[str], Awaitable[None]], text: str, request_id: RequestId, pending: Pending
+    ) -> None:
+        """A 2026-07-28 request over a transport that can run its exchange in the caller's own task (HTTP:
+        the POST and its answer), with no task of its own and no wake-up through the future when the answer
+        came in time. A timeout, the connection's end or the peer ending the request stops the exchange
+        (pending.fail cancels this task; the future holds why); so does a cancelled caller. Either way the
+        exchange is cut, which the transport's contract makes the request's cancellation on the wire."""
+        self.trace.record("out", text)
+        task = asyncio.current_task()
+        pending.caller = task
+        try:
+            await post(text)
+        except asyncio.CancelledError:
+            pending.cut = True
+            self.trace.record("note", f"request {request_id}: its exchange was cut (its cancellation)")
+            if pending.stopped and task is not None and uncancelled(task):
+                return  # stopped by pending.fail alone: the caller learns why from the future
+            raise
+        finally:
+            pending.caller = None
+
+    async def _wait(self, request_id: RequestId, method: str, pending: Pending) -> dict[str, Any]:
+        """Await the answer (its timer is armed)."""
         try:
             result: dict[str, Any] = await pending.future
             return result
-        except _Expired as expired:
+        except Expired as expired:
             waited = expired.args[0]
-            await self._abandon(request_id, method, f"timed out after {waited:g} s")
+            if not pending.cut:
+                await self._abandon(request_id, method, f"timed out after {waited:g} s")
             message = f"{method} (request {request_id}) timed out after {waited:g} s"
             raise RequestTimeoutError(message) from None
-        finally:
-            pending.disarm()
 
     async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
         if method in ("initialize", "server/discover") or self._closed.is_set():
@@ -587,9 +516,9 @@ class Connection:
         ``notifications/cancelled`` naming our request (basic/patterns/cancellation): that request ends."""
         version = self.session.version
         pending = self._pending.get(request_id) if valid_id(request_id) else None
-        if pending is None or version is None or version.era != "modern" or pending.future.done():
+        if pending is None or version is None or version.era != "modern":
             return
-        pending.future.set_exception(RemoteProtocolError(f"the server ended request {request_id!r}"))
+        pending.fail(RemoteProtocolError(f"the server ended request {request_id!r}"))
 
     def _on_progress(self, params: dict[str, Any]) -> None:
         token = params.get("progressToken")

@@ -159,6 +159,25 @@ class StreamableHTTPClientTransport:
             return
         await self._post_other(message, parsed)
 
+    async def post_inline(self, message: str) -> None:
+        """:meth:`send` for a 2026-07-28 request whose caller waits for its answer, run in the caller's own
+        task (no task per POST): returns once the exchange is over, its messages delivered as :meth:`send`'s
+        task would (the answer straight to the engine or queued behind what came first; an HTTP failure as
+        an error for the request). Cancelling the caller closes the request's stream, which in 2026-07-28
+        is the request's cancellation: nothing more is to be sent for it."""
+        if self._closed:
+            raise TransportClosed(f"{self._inbox.name}: the transport is closed")
+        self._inbox.raise_if_failed()
+        request = peek(message)
+        if not isinstance(request, Request) or not modern.is_modern(request.params):
+            await self.send(message)  # not what this is for: the usual way
+            return
+        self._modern.add(request.id)
+        try:
+            await self._post_request(message, request)
+        finally:
+            self._modern.discard(request.id)
+
     async def receive(self) -> str:
         if self._closed:
             raise TransportClosed(f"{self._inbox.name}: the transport is closed")
@@ -547,6 +566,11 @@ class HTTPClientTransport:
     @tools.setter
     def tools(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
         self.streamable.tools = tools
+
+    @property
+    def post_inline(self) -> Callable[[str], Awaitable[None]] | None:
+        """A modern request's exchange in the caller's task (Streamable HTTP only)."""
+        return self.streamable.post_inline if self.legacy is None else None
 
     @property
     def take_answer(self) -> Callable[[str], bool] | None:

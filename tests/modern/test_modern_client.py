@@ -161,7 +161,7 @@ async def test_cancelling_a_modern_call_stops_the_tool(kind: str) -> None:
         cancels = [m for m in sent(client) if m.get("method") == "notifications/cancelled"]
     if kind == "stdio":
         assert cancels, "stdio cancels with notifications/cancelled"
-    # HTTP: the trace records the engine's intent, but the transport closes the stream instead of POSTing
+    # HTTP: the caller's own exchange is cut (closing the stream); the trace notes it and nothing is POSTed
 
 
 async def test_http_requests_carry_the_2026_headers_and_no_session() -> None:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import sys
 from collections import Counter
 from typing import Any
 
@@ -22,6 +23,7 @@ import pytest
 
 from mcp_notebook import Client, Context, Server
 from mcp_notebook.protocol import era, modern
+from mcp_notebook.protocol.errors import ConnectionClosedError, RequestTimeoutError
 from mcp_notebook.protocol.header_params import header_params
 from mcp_notebook.transports import _http_common, _http_sessions, http_client, http_server
 from mcp_notebook.transports.base import Peer, Transport, wait_event
@@ -39,6 +41,24 @@ def make_server() -> Server:
         return a + b
 
     return server
+
+
+def _hanging(server: Server) -> tuple[asyncio.Event, asyncio.Event]:
+    """A ``hang`` tool on ``server`` that waits until cancelled: (started, cancelled)."""
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    @server.tool
+    async def hang() -> str:
+        """Waits until cancelled."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    return started, cancelled
 
 
 class _Tasks:
@@ -131,19 +151,7 @@ async def test_a_server_without_serve_one_still_answers_modern_posts() -> None:
 
 async def test_stopping_the_server_ends_a_modern_request_in_flight() -> None:
     server = make_server()
-    started = asyncio.Event()
-    cancelled = asyncio.Event()
-
-    @server.tool
-    async def hang() -> str:
-        """Waits until cancelled."""
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "never"
+    started, cancelled = _hanging(server)
 
     http = StreamableHTTPServer(server)
     url = await http.start("127.0.0.1", 0)
@@ -307,19 +315,7 @@ async def test_a_client_hanging_up_before_the_first_message_cancels_the_request(
     """The watcher finds a POST whose client left while its answer was pending: the tool is cancelled
     (2026 transports#cancellation) and the POST ends."""
     server = make_server()
-    started = asyncio.Event()
-    cancelled = asyncio.Event()
-
-    @server.tool
-    async def hang() -> str:
-        """Waits until cancelled, sending nothing meanwhile."""
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "never"
+    started, cancelled = _hanging(server)  # it sends nothing meanwhile
 
     http = StreamableHTTPServer(server)
     url = await http.start("127.0.0.1", 0)
@@ -385,5 +381,67 @@ async def test_an_answer_in_a_json_body_skips_the_client_queue(
             result = await client.call_tool("chatty", {}, progress_callback=lambda p, t, m: heard.append(p))
             assert result["content"][0]["text"] == "done"
             assert heard == [1]
+    finally:
+        await http.stop()
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_modern_call_posts_from_the_callers_own_task(era: str) -> None:
+    """2026-07-28: the caller's task runs the POST and reads its answer (no task per POST, no wake-up
+    through a future); a legacy request keeps its task (it is cancelled by a POSTed notification)."""
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era=era) as client:  # type: ignore[arg-type]
+            await client.call_tool("add", {"a": 1, "b": 2})
+            with _Tasks() as tasks:
+                for i in range(CALLS):
+                    result = await client.call_tool("add", {"a": i, "b": 1})
+                    assert result["structuredContent"] == {"result": i + 1}
+    finally:
+        await http.stop()
+    posts = sum(count for name, count in tasks.names.items() if name.startswith("POST "))
+    inline = era == "modern" and sys.version_info >= (3, 11)  # Task.uncancel: engine/pending.INLINE
+    assert posts == (0 if inline else CALLS), tasks.names
+
+
+async def test_a_modern_call_timing_out_closes_its_stream_and_sends_nothing() -> None:
+    """The timer stops the caller's own exchange: the stream closes (the tool is cancelled, 2026-07-28
+    transports#cancellation), no notification is POSTed, the caller gets the timeout, and its task carries
+    no cancellation left over."""
+    server = make_server()
+    started, cancelled = _hanging(server)
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            with pytest.raises(RequestTimeoutError, match=r"timed out after 0\.2 s"):
+                await client.call_tool("hang", {}, timeout=0.2)
+            assert started.is_set()
+            await asyncio.wait_for(cancelled.wait(), 10)
+            await asyncio.sleep(0)  # would raise CancelledError if the stop were left pending
+            assert (await client.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+            out = [entry.message for entry in client.trace if entry.direction == "out"]
+            assert not [m for m in out if m.get("method") == "notifications/cancelled"]
+    finally:
+        await http.stop()
+
+
+async def test_closing_the_client_ends_a_modern_call_in_its_exchange_with_the_reason() -> None:
+    """The connection's end stops a caller busy with its own exchange: it gets the connection's reason,
+    not a cancellation, and the server's tool is cancelled (the stream closed)."""
+    server = make_server()
+    started, cancelled = _hanging(server)
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        client = Client(url, era="modern")
+        await client.__aenter__()
+        call = asyncio.ensure_future(client.call_tool("hang", {}))
+        await asyncio.wait_for(started.wait(), 10)
+        await client.__aexit__(None, None, None)
+        with pytest.raises(ConnectionClosedError):
+            await asyncio.wait_for(call, 10)
+        await asyncio.wait_for(cancelled.wait(), 10)
     finally:
         await http.stop()

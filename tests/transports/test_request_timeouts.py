@@ -1,4 +1,4 @@
-"""Request timeouts on one loop timer per connection (engine/connection.py ``_Timers``): each request still
+"""Request timeouts on one loop timer per connection (engine/pending.py ``Timers``): each request still
 times out after its own timeout, whatever the others' are, and a finished request leaves nothing armed."""
 
 from __future__ import annotations

@@ -109,7 +109,10 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
 class _Inbox:
     """One loop's answers from the workers: a deque, and a socket pair whose one end the loop watches. A
     worker appends its answer and writes a byte; the loop, woken, reads once and settles every answer there
-    is. Its sockets close when the loop is collected. (A try, not ``contextlib.suppress``, on this path.)"""
+    is. Only the loop holds it (its reader's Handle), and a worker while it answers: ``_inboxes`` refers to it
+    weakly, so an answer left for a closed loop (a call cancelled, still running when the loop closed) goes
+    with the inbox once its worker lets go, and the future it holds lets the loop go. Its sockets close when
+    the loop is collected or the inbox is. (A try, not ``contextlib.suppress``, on this path.)"""
 
     __slots__ = ("__weakref__", "_answers", "_reader", "_writer")
 
@@ -146,8 +149,17 @@ class _Inbox:
         self._reader.close()
         self._writer.close()
 
+    def __del__(self) -> None:
+        if hasattr(self, "_writer"):  # not when socketpair() failed in __init__
+            self.close()
 
-_inboxes: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], _Inbox | None]] = {}
+
+def _no_inbox() -> None:
+    """The entry of a loop that cannot watch a socket (stands where a weak reference to an inbox would)."""
+    return None
+
+
+_inboxes: dict[int, tuple[weakref.ref[asyncio.AbstractEventLoop], Callable[[], _Inbox | None]]] = {}
 
 
 def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox | None:
@@ -155,7 +167,7 @@ def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox | None:
     key = id(loop)
     known = _inboxes.get(key)
     if known is not None and known[0]() is loop:
-        return known[1]
+        return known[1]()
     try:
         ref = weakref.ref(loop)
     except TypeError:  # a loop that cannot be referred to weakly: nothing to tie an inbox's sockets to
@@ -164,15 +176,17 @@ def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox | None:
         inbox: _Inbox | None = _Inbox(loop)
     except NotImplementedError:  # the proactor loop has no add_reader: call_soon_threadsafe then
         inbox = None
-    _inboxes[key] = (ref, inbox)
-    weakref.finalize(loop, _forget, key, inbox)
+    weak = _no_inbox if inbox is None else weakref.ref(inbox)
+    _inboxes[key] = (ref, weak)
+    weakref.finalize(loop, _forget, key, weak)
     return inbox
 
 
-def _forget(key: int, inbox: _Inbox | None) -> None:
+def _forget(key: int, weak: Callable[[], _Inbox | None]) -> None:
     known = _inboxes.get(key)
-    if known is not None and known[1] is inbox:
+    if known is not None and known[1] is weak:
         del _inboxes[key]
+    inbox = weak()
     if inbox is not None:
         inbox.close()
 

@@ -209,3 +209,37 @@ def test_an_answer_for_a_closed_loop_is_dropped_and_the_worker_goes_on() -> None
     finally:
         other.close()
     assert ran_in[0].is_alive()  # back at the queue, not ended by an error
+
+
+def test_a_loop_closed_while_a_cancelled_call_runs_is_let_go_once_the_call_answers() -> None:
+    """The late answer holds the call's future, and the future its loop: neither may stay in the inbox for
+    good (a pytest run, or asyncio.run in a loop, would keep every such loop and two sockets each)."""
+    gate, entered = threading.Event(), threading.Event()
+
+    def wait() -> str:
+        entered.set()
+        gate.wait(WAIT)
+        return "late"
+
+    async def main() -> tuple[weakref.ref[asyncio.AbstractEventLoop], weakref.ref[Any]]:
+        call = asyncio.ensure_future(run_in_worker(wait))
+        await asyncio.to_thread(entered.wait, WAIT)
+        call.cancel()
+        await asyncio.gather(call, return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        return weakref.ref(loop), weakref.ref(workers._inbox(loop))
+
+    loop_ref, inbox_ref = asyncio.run(main())  # closes the loop, the call still running
+    inbox = inbox_ref()
+    assert inbox is not None
+    sockets = (inbox._reader, inbox._writer)
+    del inbox
+    gate.set()
+    for _ in range(1000):  # bounded: ends once the worker has answered and let go of its job
+        gc.collect()
+        if loop_ref() is None:
+            break
+        threading.Event().wait(0.01)
+    assert loop_ref() is None, "the closed loop is kept by its late answer"
+    assert inbox_ref() is None
+    assert all(s.fileno() == -1 for s in sockets)  # closed, not leaked

@@ -139,7 +139,10 @@ class FirstActivity:
         return not stream.abandoned
 
     async def watch(self) -> None:
-        """Run while the server runs: a waiting stream whose client is gone is marked and woken."""
+        """Run while the server runs: a waiting stream whose client is gone is marked and woken. The wake-up
+        event is made here, on the loop the server runs on (a server stopped and started again on another
+        loop would find the first one's bound to that loop)."""
+        self._wake = asyncio.Event()
         while True:
             if not self._waiting:
                 self._wake.clear()

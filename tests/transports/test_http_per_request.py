@@ -316,8 +316,33 @@ async def test_a_client_hanging_up_before_the_first_message_cancels_the_request(
     (2026 transports#cancellation) and the POST ends."""
     server = make_server()
     started, cancelled = _hanging(server)  # it sends nothing meanwhile
+    await _hang_up_on(server, StreamableHTTPServer(server), started, cancelled)
 
+
+def test_the_watcher_still_finds_a_client_that_hung_up_after_the_server_restarted_on_another_loop() -> None:
+    """A server stopped and started again on a new event loop (asyncio.run twice) watches its waiting POSTs
+    there too: the watcher's wake-up event is not the first loop's (it was: the watcher died at once, with
+    'bound to a different event loop', and no hung-up client was found again)."""
+    server = make_server()
+    started, cancelled = _hanging(server)
     http = StreamableHTTPServer(server)
+
+    async def first() -> None:
+        url = await http.start("127.0.0.1", 0)
+        try:
+            async with Client(url) as client:
+                assert (await client.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+        finally:
+            await http.stop()
+
+    asyncio.run(first())
+    asyncio.run(_hang_up_on(server, http, started, cancelled))
+
+
+async def _hang_up_on(
+    server: Server, http: StreamableHTTPServer, started: asyncio.Event, cancelled: asyncio.Event
+) -> None:
+    """Start ``http``, call ``hang`` and hang up before its answer: the tool is cancelled, the POST ends."""
     url = await http.start("127.0.0.1", 0)
     try:
         info = {"name": "raw", "version": "0"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import logging
 import secrets
@@ -119,6 +120,8 @@ class Server:
         self.max_listens_per_principal = 16
         self.max_listens = 256
         self.tools = ToolRegistry()
+        # tool name -> (its definition, a copy of its inputSchema): what tool_input_schema hands out
+        self._input_schemas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self.tools.on_change(lambda: self._broadcast("notifications/tools/list_changed"))
         self._resources: dict[str, ResourceDef] = {}
         self._templates: dict[str, TemplateDef] = {}
@@ -213,9 +216,17 @@ class Server:
 
     def tool_input_schema(self, name: object) -> dict[str, Any] | None:
         """The inputSchema of tool ``name`` (None if unknown): the HTTP transport checks Mcp-Param headers.
-        The tool's own object, not a copy (read only): the transport walks each schema once, by identity."""
+        Read only, and the same object while the tool is unchanged (the transport walks each schema once, by
+        identity): a copy made once per tool definition, never the tool's own, so that an edit of it cannot
+        change what tools/list advertises."""
         tool = self.tools.get(name) if isinstance(name, str) else None
-        return tool.definition["inputSchema"] if tool is not None else None
+        if tool is None or not isinstance(name, str):  # (both: mypy narrows name by the second)
+            return None
+        known = self._input_schemas.get(name)
+        if known is None or known[0] is not tool.definition:
+            schema = copy.deepcopy(tool.definition["inputSchema"])
+            known = self._input_schemas[name] = (tool.definition, schema)
+        return known[1]
 
     # ---- resources ---------------------------------------------------------------------------------------
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:

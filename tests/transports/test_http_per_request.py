@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import gc
 import json
 import sys
@@ -309,6 +310,19 @@ async def test_a_server_walks_a_tools_schema_once_and_waits_with_no_timer_per_po
                 assert (walks, waits) == (walks_before, waits_before), client_era
     finally:
         await http.stop()
+
+
+def test_an_edit_of_a_tools_input_schema_as_handed_out_leaves_the_tool_alone() -> None:
+    """Server.tool_input_schema is public: what it returns is the same object each time (the transport
+    walks it once) but never the tool's own definition, which tools/list advertises (it was, this round)."""
+    server = make_server()
+    advertised = copy.deepcopy(server.tools.get("add").definition["inputSchema"])  # type: ignore[union-attr]
+    schema = server.tool_input_schema("add")
+    assert schema == advertised
+    assert server.tool_input_schema("add") is schema
+    schema["required"] = []  # a caller's own edit
+    schema["properties"]["a"]["x-mcp-header"] = "A"
+    assert server.tools.page(None)[0][0]["inputSchema"] == advertised
 
 
 async def test_a_client_hanging_up_before_the_first_message_cancels_the_request() -> None:

@@ -243,3 +243,18 @@ def test_a_loop_closed_while_a_cancelled_call_runs_is_let_go_once_the_call_answe
     assert loop_ref() is None, "the closed loop is kept by its late answer"
     assert inbox_ref() is None
     assert all(s.fileno() == -1 for s in sockets)  # closed, not leaked
+
+
+def test_a_closed_loop_still_referred_to_holds_no_inbox_sockets() -> None:
+    """Closing a loop lets go of its inbox (only the loop's reader held it): a closed loop kept by a test, a
+    traceback or a task holds no sockets (it held two until collected)."""
+    loop = asyncio.new_event_loop()
+    assert loop.run_until_complete(run_in_worker(lambda: 1)) == 1
+    inbox = workers._inbox(loop)
+    assert inbox is not None
+    sockets, inbox_ref = (inbox._reader, inbox._writer), weakref.ref(inbox)
+    del inbox
+    loop.close()
+    assert inbox_ref() is None
+    assert all(s.fileno() == -1 for s in sockets)
+    assert not loop.is_running()  # the loop itself is still here

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -96,6 +97,16 @@ NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 async def _closed(request: IncomingRequest) -> dict[str, Any]:
     raise ConnectionClosedError("the connection ended")
+
+
+def _check_seconds(name: str, value: float | None) -> None:
+    """A request's timeout is a number of seconds, at least 0 (0: expire at once), or None for none: a NaN,
+    a negative number or a string is the caller's mistake, said before anything is sent (a NaN never
+    expired)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        raise ValueError(f"{name} must be a number of seconds >= 0, or None for no limit; got {value!r}")
 
 
 class Connection:
@@ -245,6 +256,8 @@ class Connection:
         ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). A timeout or a
         cancelled caller sends ``notifications/cancelled`` (basic/utilities/cancellation).
         """
+        _check_seconds("timeout", timeout)
+        _check_seconds("max_timeout", max_timeout)
         recorder = otel.tracer()
         if recorder is None:
             return await self._request(

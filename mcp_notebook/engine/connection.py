@@ -13,7 +13,7 @@ import inspect
 import logging
 import math
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from types import CoroutineType
 from typing import Any
@@ -39,7 +39,7 @@ from ..protocol.session import (
 )
 from ..transports.base import Transport, TransportClosed
 from . import otel
-from .pending import INLINE, Expired, Pending, ProgressCallback, Timers, uncancelled
+from .pending import INLINE, Expired, Pending, ProgressCallback, Timers, cancelling, uncancelled
 from .trace import Trace
 
 __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
@@ -59,6 +59,7 @@ class IncomingRequest:
     connection: Connection
     modern: RequestMeta | None = None  # a stateless 2026-07-28 request: its own version and capabilities
     _cancel: threading.Event | None = field(default=None, repr=False, compare=False)
+    stopped: bool = field(default=False, repr=False, compare=False)  # the connection cancelled its task
 
     @property
     def cancel_event(self) -> threading.Event:
@@ -164,12 +165,43 @@ class Connection:
     def answer_one(self, text: str) -> None:
         """Take the one message of a connection that carries a single request (a 2026-07-28 HTTP POST)
         without a reader task: its handler starts at once; :meth:`end` closes the connection."""
+        self._take_one(text, inline=False)
+
+    def answer_inline(self, text: str) -> Coroutine[Any, Any, None] | None:
+        """:meth:`answer_one`, but the request's handler is returned, for the caller to await in its own task
+        (no task of its own; Python 3.11+, see pending.INLINE). Ending the connection cancels that task as
+        it would the handler's; the returned coroutine then takes that cancel back (Task.uncancel), so the
+        caller carries on, while any other cancel of its task still propagates. None when there is no
+        handler to run (a refusal is sent as :meth:`answer_one` sends it)."""
+        return self._take_one(text, inline=True)
+
+    def _take_one(self, text: str, *, inline: bool) -> Coroutine[Any, Any, None] | None:
         self.trace.record("in", text)
+        run = None
         for event in self.session.receive(text):
-            if isinstance(event, RequestReceived):
+            if isinstance(event, RequestReceived) and inline and run is None:
+                task = asyncio.current_task()
+                assert task is not None
+                incoming = IncomingRequest(event.id, event.method, event.params, self, modern=event.modern)
+                self._running[event.id] = (task, incoming)
+                run = self._handle_inline(incoming, task)
+            elif isinstance(event, RequestReceived):
                 self._start_handler(event)
             else:  # a refusal to send, or a note: as the reader would
                 self._spawn(self._dispatch(event), f"{self.name} dispatch")
+        return run
+
+    async def _handle_inline(self, incoming: IncomingRequest, task: asyncio.Task[Any]) -> None:
+        try:
+            await self._handle(incoming)  # a cancel inside the handler ends it unanswered, as in its own task
+        except asyncio.CancelledError:
+            if incoming.stopped and uncancelled(task):
+                return  # only ours
+            raise
+        if incoming.stopped:
+            uncancelled(task)
+        if cancelling(task):  # someone else cancelled the caller's task meanwhile: theirs to see
+            raise asyncio.CancelledError
 
     def end(self, reason: str) -> None:
         """Close without waiting: pending requests fail and running handlers are cancelled (they finish on
@@ -217,9 +249,8 @@ class Connection:
             pending.fail(reason)
         self._pending.clear()
         self._timers.stop()
-        for task, incoming in self._running.values():
-            incoming.cancel_event.set()
-            task.cancel()
+        for task, incoming in list(self._running.values()):
+            self._stop(task, incoming)
 
     # ---- sending -----------------------------------------------------------------------------------------
     async def _send(self, text: str, related_id: RequestId | None = None) -> None:
@@ -521,7 +552,12 @@ class Connection:
         task, incoming = running
         if incoming.method == "initialize":
             return
+        self._stop(task, incoming)
+
+    @staticmethod
+    def _stop(task: asyncio.Task[Any], incoming: IncomingRequest) -> None:
         incoming.cancel_event.set()
+        incoming.stopped = True
         task.cancel()
 
     def _cancelled_by_peer(self, request_id: Any) -> None:

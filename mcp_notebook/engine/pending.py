@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["INLINE", "Expired", "Pending", "ProgressCallback", "Timers", "uncancelled"]
+from ..transports.base import INLINE
+
+__all__ = ["INLINE", "Expired", "Pending", "ProgressCallback", "Timers", "cancelling", "uncancelled"]
 
 ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
 
@@ -76,9 +78,13 @@ class Timers:
 
 
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
-# A request's exchange runs in its caller's task (transport.post_inline) only where a task can tell a cancel
-# of ours (a timeout, the connection's end) from its caller's: Task.uncancel, Python 3.11+.
-INLINE = sys.version_info >= (3, 11)
+
+
+def cancelling(task: asyncio.Task[Any]) -> int:
+    """The cancel requests pending on ``task`` (0 where Task.cancelling is missing: not reached there)."""
+    if sys.version_info >= (3, 11):
+        return task.cancelling()
+    return 0
 
 
 def uncancelled(task: asyncio.Task[Any]) -> bool:

@@ -20,7 +20,7 @@ import copy
 import inspect
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Literal, TypeVar, overload
 
 from .._version import __version__
@@ -411,6 +411,19 @@ class Server:
         of a lasting session does. Call the returned ``end(reason)`` when the exchange is over (the handler
         is cancelled if it still runs; the connection leaves :attr:`sessions`).
         """
+        return self._serve_single(transport, message, peer, inline=False)[0]
+
+    def serve_inline(
+        self, transport: Transport, message: str, *, peer: Peer
+    ) -> tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]:
+        """:meth:`serve_one` with no handler task either: returns ``end`` and the request's handler, for the
+        caller to await in its own task (None: nothing to run, a refusal is on its way). ``end`` cancels
+        that task while the handler runs; the handler takes that cancel back (Connection.answer_inline)."""
+        return self._serve_single(transport, message, peer, inline=True)
+
+    def _serve_single(
+        self, transport: Transport, message: str, peer: Peer, *, inline: bool
+    ) -> tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]:
         session = ServerSession(self, transport, peer=peer, name=f"{self.name} {peer.transport}")
         self.sessions.add(session)
         self.emit("session_opened", {"session": session})
@@ -423,11 +436,13 @@ class Server:
             self.emit("session_closed", {"session": session})
 
         try:
+            if inline:
+                return end, session.answer_inline(message)
             session.answer_one(message)
         except BaseException:
             end("the request could not be started")
             raise
-        return end
+        return end, None
 
     async def run_stdio_async(self) -> None:
         """Serve one client on this process's stdin/stdout; ``print`` in tools goes to stderr meanwhile."""

@@ -154,6 +154,11 @@ class ServerSession:
         self.loop = asyncio.get_running_loop()
         self.connection.answer_one(message)
 
+    def answer_inline(self, message: str) -> Coroutine[Any, Any, None] | None:
+        """:meth:`answer_one`, the handler run by the caller's task (``Server.serve_inline``)."""
+        self.loop = asyncio.get_running_loop()
+        return self.connection.answer_inline(message)
+
     async def handle(self, request: IncomingRequest) -> dict[str, Any]:
         if request.modern is not None:
             return await self._handle_modern(request)

@@ -59,6 +59,12 @@ class _Stream:
         self.batch: set[RequestId] | None = None  # a 2025-03-26 batch's requests still unanswered
         self.event_ids = True  # False for a 2026-07-28 response: no resumption, so no event ids
         self.abandoned = False  # its client left before the first event (set by :class:`FirstActivity`)
+        self.on_activity: Callable[[], None] | None = None  # told of every event, the end, abandonment
+
+    def signal_activity(self) -> None:
+        self.activity.set()
+        if self.on_activity is not None:
+            self.on_activity()
 
     def event_id(self, seq: int) -> str:
         return f"{self.id}_{seq}"
@@ -67,7 +73,7 @@ class _Stream:
         seq = self.next_seq
         self.next_seq += 1
         self.events.append((seq, message))
-        self.activity.set()
+        self.signal_activity()
         if self.writer is not None:
             self.writer.wake.set()
 
@@ -86,7 +92,7 @@ class _Stream:
             if not self.json_mode:
                 self.add(answer)
         self.done.set()
-        self.activity.set()
+        self.signal_activity()
         if self.writer is not None:
             self.writer.wake.set()
 
@@ -130,13 +136,21 @@ class FirstActivity:
         activity = stream.activity
         if activity.is_set():
             return True
-        self._waiting[stream] = request
-        self._wake.set()
+        self.hold(request, stream)
         try:
             await activity.wait()
         finally:
-            self._waiting.pop(stream, None)
+            self.release(stream)
         return not stream.abandoned
+
+    def hold(self, request: Any, stream: _Stream) -> None:
+        """Watch ``stream``'s client without waiting (until :meth:`release`): if it leaves before the first
+        event, the stream is marked abandoned and its activity set (``on_activity`` hears it)."""
+        self._waiting[stream] = request
+        self._wake.set()
+
+    def release(self, stream: _Stream) -> None:
+        self._waiting.pop(stream, None)
 
     async def watch(self) -> None:
         """Run while the server runs: a waiting stream whose client is gone is marked and woken. The wake-up
@@ -152,7 +166,7 @@ class FirstActivity:
                 if self._gone(request) and not stream.activity.is_set():
                     del self._waiting[stream]
                     stream.abandoned = True
-                    stream.activity.set()
+                    stream.signal_activity()
 
 
 class _Session:

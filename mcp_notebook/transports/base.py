@@ -109,6 +109,11 @@ class Serves(Protocol):
         Read only; the same object while the tool is unchanged (the transport walks each schema once)."""
 
 
+# A request's exchange (client) or handler (server) runs in its caller's task instead of one of its own only
+# where a task can tell a cancel of ours (a timeout, the connection's end) from another: Task.uncancel, 3.11+.
+INLINE = sys.version_info >= (3, 11)
+
+
 @runtime_checkable
 class ServesOne(Protocol):
     """A server that answers a single stateless request without a connection loop of its own (the engine's

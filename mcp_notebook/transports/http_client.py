@@ -160,7 +160,7 @@ class StreamableHTTPClientTransport:
         await self._post_other(message, parsed)
 
     async def post_inline(self, message: str) -> None:
-        """:meth:`send` for a 2026-07-28 request whose caller waits for its answer, run in the caller's own
+        """:meth:`send` for a 2026-07-28 request (the caller knows) that its caller waits for, run in its own
         task (no task per POST): returns once the exchange is over, its messages delivered as :meth:`send`'s
         task would (the answer straight to the engine or queued behind what came first; an HTTP failure as
         an error for the request). Cancelling the caller closes the request's stream, which in 2026-07-28
@@ -169,8 +169,8 @@ class StreamableHTTPClientTransport:
             raise TransportClosed(f"{self._inbox.name}: the transport is closed")
         self._inbox.raise_if_failed()
         request = peek(message)
-        if not isinstance(request, Request) or not modern.is_modern(request.params):
-            await self.send(message)  # not what this is for: the usual way
+        if not isinstance(request, Request):  # not what this is for (the engine checked the era): as usual
+            await self.send(message)
             return
         self._modern.add(request.id)
         try:

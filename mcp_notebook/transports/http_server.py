@@ -36,32 +36,27 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from mcp_notebook.protocol import modern
 from mcp_notebook.protocol.errors import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
-    JSONRPCError,
 )
-from mcp_notebook.protocol.header_params import header_params
 from mcp_notebook.protocol.jsonrpc import (
     ErrorResponse,
     Invalid,
     Notification,
     Request,
-    Response,
     parse,
-    peek,
     read,
     serialize,
 )
-from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
 
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts, bare
 from ._http_guard import error_response as _error
+from ._http_modern import ModernPosts
 from ._http_sessions import FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
-from .base import Peer, Serves, ServesOne, wait_event
+from .base import INLINE, Peer, Serves, ServesOne, wait_event
 from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware
 from .sse import encode_comment
 
@@ -75,7 +70,7 @@ _WATCH_SECONDS = 0.25  # how often a modern request's stream checks that its cli
 _DISCONNECTED = (ConnectionError, OSError)  # aiohttp's ClientConnectionResetError is a ConnectionResetError
 
 
-class StreamableHTTPServer:
+class StreamableHTTPServer(ModernPosts):
     """Serves ``server`` (anything with ``async def serve(transport, peer=...)``) over Streamable HTTP.
 
     ``token``: require ``Authorization: Bearer <token>``; ``tokens``: more, by name
@@ -141,6 +136,8 @@ class StreamableHTTPServer:
         self._modern: set[_Session] = set()  # engines of 2026-07-28 requests in flight (listen streams too)
         # A 2026-07-28 POST is answered by serve_one (no engine loop of its own) when the server offers it.
         self._serve_one = server.serve_one if isinstance(server, ServesOne) else None
+        # ... and its handler runs in the POST's own task when the server can (Server.serve_inline)
+        self._serve_inline = getattr(server, "serve_inline", None) if INLINE else None
         self._requests = 0  # 2026-07-28 POSTs so far: their (log-only) ids
         self._runner: web.AppRunner | None = None
         self._sweeper: asyncio.Task[None] | None = None
@@ -399,80 +396,6 @@ class StreamableHTTPServer:
                 return web.Response(text=stream.answer, content_type="application/json", headers=headers)
         return await self._stream(request, session, stream, -1, headers)
 
-    # ---- the modern era (2026-07-28): one stateless request per POST -----------------------------------
-    def _is_modern(
-        self, request: web.Request, message: Request | Notification | Response | ErrorResponse
-    ) -> bool:
-        """No session id, and modern ``_meta`` or a modern MCP-Protocol-Version (versioning#dual-era)."""
-        if request.headers.get("Mcp-Session-Id") or not isinstance(message, Request | Notification):
-            return False
-        return modern.is_modern(message.params) or (
-            request.headers.get("MCP-Protocol-Version", "").strip() in MODERN_VERSIONS
-        )
-
-    async def _post_modern(
-        self, request: web.Request, message: Request | Notification, text: str
-    ) -> web.StreamResponse:
-        """Serve one modern request on a short-lived engine of its own: nothing outlives the response.
-
-        Header and ``_meta`` errors are answered here with their HTTP status (400, or 404 for an unknown
-        method). Closing the response stream cancels the request (2026 transports#cancellation).
-        """
-        if not isinstance(message, Request):
-            return web.Response(status=202)  # the 2026 core defines no client notifications over HTTP
-        try:
-            error = modern.check_headers(request.headers, message.method, message.params)
-            if error is not None:
-                raise error
-            modern.read_meta(message.method, message.params, also=tuple(reversed(SUPPORTED_VERSIONS)))
-            self._check_param_headers(request, message)
-        except JSONRPCError as exc:
-            return _answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
-        self._requests += 1
-        session = self._session(f"request-{self._requests}", request)  # no session: the id is for logs
-        # A listen request's answer IS a stream (basic/patterns/subscriptions: "the POST response is a
-        # long-lived SSE stream"), so it gets SSE even from a server that answers other requests in JSON.
-        json_mode = self.json_response and message.method != "subscriptions/listen"
-        stream = session.open_request(message, json_mode=json_mode)
-        stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
-        self._modern.add(session)  # so that stop() answers it like a legacy session's requests
-        if self._serve_one is not None:
-            peer = Peer("http", None, session.credential, session.identity, lasting=False)
-            session.end_engine = self._serve_one(session.transport, text, peer=peer)
-        else:
-            session.task = asyncio.get_running_loop().create_task(
-                self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
-            )
-            session.inbox.put_nowait(text)
-        try:
-            if not await self._first.wait(request, stream):
-                return web.Response(status=202)  # the client left: its request is cancelled
-            if stream.finished and stream.answer is not None and (stream.json_mode or stream.next_seq == 1):
-                return _answer(stream.answer, handled=True)
-            return await self._stream(request, session, stream, -1, {}, watch=True)
-        finally:
-            session.terminate("the request ended")
-
-    def _check_param_headers(self, request: web.Request, message: Request) -> None:
-        """``Mcp-Param-*`` headers against the called tool's ``x-mcp-header`` parameters (SEP-2243)."""
-        params = message.params or {}
-        if message.method != "tools/call":
-            return
-        schema = self.server.tool_input_schema(params.get("name"))
-        if isinstance(schema, dict) and self._has_header_params(schema):
-            error = modern.check_param_headers(schema, params.get("arguments"), request.headers)
-            if error is not None:
-                raise error
-
-    def _has_header_params(self, schema: dict[str, Any]) -> bool:
-        """Whether ``schema`` declares ``x-mcp-header`` parameters; a tool's schema is walked once."""
-        known = self._header_schemas.get(id(schema))
-        if known is None or known[0] is not schema:
-            if len(self._header_schemas) >= 1024:
-                self._header_schemas.clear()
-            known = self._header_schemas[id(schema)] = (schema, bool(header_params(schema)[0]))
-        return known[1]
-
     def _new_session(self, request: web.Request, client: str) -> _Session:
         session = self._session(secrets.token_urlsafe(32), request, client)
         self.sessions[session.id] = session
@@ -608,17 +531,6 @@ class StreamableHTTPServer:
                     quiet_since = loop.time()
                 if deadline is None or loop.time() < deadline:
                     await response.write(encode_comment())  # keeps proxies open and finds dead clients
-
-
-def _answer(text: str, *, handled: bool = False) -> web.Response:
-    """A modern answer as one JSON body; an error gets its HTTP status (400, 404 for -32601). A handler's
-    invalid-params error (an unknown tool, a bad cursor) is a JSON-RPC answer to a well-formed HTTP
-    request: 200, so that a dual-era client does not read a 400 as "legacy server"."""
-    parsed = peek(text)
-    status = 200
-    if isinstance(parsed, ErrorResponse) and not (handled and parsed.code == INVALID_PARAMS):
-        status = modern.http_status(parsed.code)
-    return web.Response(status=status, text=text, content_type="application/json")
 
 
 def _gone(request: web.Request) -> bool:

@@ -15,8 +15,8 @@ import contextlib
 import copy
 import gc
 import json
-import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -26,8 +26,8 @@ from mcp_notebook import Client, Context, Server
 from mcp_notebook.protocol import era, modern
 from mcp_notebook.protocol.errors import ConnectionClosedError, RequestTimeoutError
 from mcp_notebook.protocol.header_params import header_params
-from mcp_notebook.transports import _http_common, _http_sessions, http_client, http_server
-from mcp_notebook.transports.base import Peer, Transport, wait_event
+from mcp_notebook.transports import _http_common, _http_modern, _http_sessions, http_client, http_server
+from mcp_notebook.transports.base import INLINE, Peer, Transport, wait_event
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
 CALLS = 10
@@ -117,7 +117,8 @@ async def test_a_modern_post_runs_no_engine_loop(monkeypatch: pytest.MonkeyPatch
     readers = sum(n for name, n in tasks.names.items() if name.endswith(" reader"))
     assert readers == 0, tasks.names
     handlers = sum(n for name, n in tasks.names.items() if " handle tools/call " in name)
-    assert handlers == CALLS, tasks.names  # one handler task per POST, as in a lasting session
+    # the handler runs in the POST's own task (Server.serve_inline; Python 3.11+), else in one task per POST
+    assert handlers == (0 if INLINE else CALLS), tasks.names
 
 
 class OnlyServe:
@@ -295,7 +296,7 @@ async def test_a_server_walks_a_tools_schema_once_and_waits_with_no_timer_per_po
         waits += 1
         return await wait_event(event, timeout)
 
-    monkeypatch.setattr(http_server, "header_params", counted)
+    monkeypatch.setattr(_http_modern, "header_params", counted)
     monkeypatch.setattr(modern, "header_params", counted)
     monkeypatch.setattr(http_server, "wait_event", counted_wait)
     http = StreamableHTTPServer(make_server())
@@ -359,14 +360,12 @@ async def _hang_up_on(
     """Start ``http``, call ``hang`` and hang up before its answer: the tool is cancelled, the POST ends."""
     url = await http.start("127.0.0.1", 0)
     try:
-        info = {"name": "raw", "version": "0"}
-        params = era.modern_params({"name": "hang", "arguments": {}}, "2026-07-28", {}, info)
+        params, body = _modern_call("hang")
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
             **era.http_headers("tools/call", params),
         }
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
         async with aiohttp.ClientSession() as http_client_session:
             post = asyncio.ensure_future(http_client_session.post(url, data=body, headers=headers))
             await asyncio.wait_for(started.wait(), 10)
@@ -424,6 +423,87 @@ async def test_an_answer_in_a_json_body_skips_the_client_queue(
         await http.stop()
 
 
+def _modern_call(tool: str) -> tuple[dict[str, Any], str]:
+    """A 2026-07-28 tools/call of ``tool`` (no arguments): its params and its JSON text."""
+    info = {"name": "raw", "version": "0"}
+    params = era.modern_params({"name": tool, "arguments": {}}, "2026-07-28", {}, info)
+    return params, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+
+
+class _Sink:
+    """A server transport that keeps what is sent (a POST's stream, in short)."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def send(self, message: str, *, related_id: Any = None) -> None:
+        self.sent.append(message)
+
+    async def receive(self) -> str:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.skipif(not INLINE, reason="Task.uncancel: Python 3.11+ (the server keeps a handler task)")
+@pytest.mark.parametrize("stopped_by", ["the request's end", "someone else"])
+async def test_a_handler_run_in_the_posts_task_takes_back_only_its_own_cancel(stopped_by: str) -> None:
+    """Server.serve_inline: ending the request cancels the caller's task while the handler runs; the
+    handler ends unanswered and the caller carries on. Any other cancel of that task still propagates."""
+    server = make_server()
+    started, cancelled = _hanging(server)
+    transport = _Sink()
+    ends: list[Callable[[str], None]] = []
+
+    async def post() -> str:
+        end, run = server.serve_inline(transport, _modern_call("hang")[1], peer=Peer("http", lasting=False))
+        ends.append(end)
+        assert run is not None
+        await run
+        await asyncio.sleep(0)  # nothing left pending on this task
+        return "carried on"
+
+    task = asyncio.ensure_future(post())
+    await asyncio.wait_for(started.wait(), 10)
+    if stopped_by == "someone else":
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        ends[0]("the client left")
+        assert await asyncio.wait_for(task, 10) == "carried on"
+    assert cancelled.is_set() and transport.sent == []  # cancelled: no answer
+    ends[0]("over")
+    assert not server.sessions
+
+
+async def test_what_a_tool_sends_before_its_answer_is_streamed_while_it_runs() -> None:
+    """The handler runs in the POST's own task; its progress still reaches the client while it runs (a
+    task streams it): here the tool finishes only once the client heard its progress."""
+    server = make_server()
+    heard = asyncio.Event()
+
+    @server.tool
+    async def gated(ctx: Context) -> str:
+        """Reports progress, then waits until the client heard it."""
+        await ctx.report_progress(1, 2, "half way")
+        await asyncio.wait_for(heard.wait(), 10)
+        return "done"
+
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            result = await client.call_tool("gated", {}, progress_callback=lambda p, t, m: heard.set())
+            assert result["content"][0]["text"] == "done"
+            assert (await client.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+    finally:
+        await http.stop()
+    assert not server.sessions
+
+
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_a_modern_call_posts_from_the_callers_own_task(era: str) -> None:
     """2026-07-28: the caller's task runs the POST and reads its answer (no task per POST, no wake-up
@@ -440,8 +520,7 @@ async def test_a_modern_call_posts_from_the_callers_own_task(era: str) -> None:
     finally:
         await http.stop()
     posts = sum(count for name, count in tasks.names.items() if name.startswith("POST "))
-    inline = era == "modern" and sys.version_info >= (3, 11)  # Task.uncancel: engine/pending.INLINE
-    assert posts == (0 if inline else CALLS), tasks.names
+    assert posts == (0 if era == "modern" and INLINE else CALLS), tasks.names
 
 
 async def test_a_modern_call_timing_out_closes_its_stream_and_sends_nothing() -> None:

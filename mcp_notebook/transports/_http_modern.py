@@ -1,0 +1,182 @@
+"""The 2026-07-28 half of the Streamable HTTP server: one stateless request per POST, answered on a
+short-lived engine of its own (``StreamableHTTPServer`` takes these methods from :class:`ModernPosts`).
+Spec: https://modelcontextprotocol.io/specification/2026-07-28/basic/transports#streamable-http
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from mcp_notebook.protocol import modern
+from mcp_notebook.protocol.errors import INVALID_PARAMS, JSONRPCError
+from mcp_notebook.protocol.header_params import header_params
+from mcp_notebook.protocol.jsonrpc import ErrorResponse, Notification, Request, Response, peek, serialize
+from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+
+from ._http_sessions import FirstActivity, _Session, _Stream
+from .base import Peer, Serves
+
+__all__ = ["ModernPosts", "modern_answer"]
+
+
+class ModernPosts:
+    """A modern POST: header and ``_meta`` checks, then its engine (``serve_inline``, ``serve_one`` or a
+    ``serve`` loop), then its answer as one JSON body or its SSE stream."""
+
+    if TYPE_CHECKING:  # what StreamableHTTPServer provides
+        server: Serves
+        json_response: bool
+        _requests: int
+        _modern: set[_Session]
+        _serve_one: Callable[..., Callable[[str], None]] | None
+        _serve_inline: Callable[..., tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]] | None
+        _first: FirstActivity
+        _header_schemas: dict[int, tuple[dict[str, Any], bool]]
+
+        def _session(self, session_id: str, request: web.Request, client: str = "") -> _Session: ...
+
+        async def _run_session(self, session: _Session) -> None: ...
+
+        async def _stream(
+            self,
+            request: web.Request,
+            session: _Session,
+            stream: _Stream,
+            after: int,
+            headers: dict[str, str],
+            *,
+            watch: bool = False,
+        ) -> web.StreamResponse: ...
+
+    def _is_modern(
+        self, request: web.Request, message: Request | Notification | Response | ErrorResponse
+    ) -> bool:
+        """No session id, and modern ``_meta`` or a modern MCP-Protocol-Version (versioning#dual-era)."""
+        if request.headers.get("Mcp-Session-Id") or not isinstance(message, Request | Notification):
+            return False
+        return modern.is_modern(message.params) or (
+            request.headers.get("MCP-Protocol-Version", "").strip() in MODERN_VERSIONS
+        )
+
+    async def _post_modern(
+        self, request: web.Request, message: Request | Notification, text: str
+    ) -> web.StreamResponse:
+        """Serve one modern request on a short-lived engine of its own: nothing outlives the response.
+
+        Header and ``_meta`` errors are answered here with their HTTP status (400, or 404 for an unknown
+        method). Closing the response stream cancels the request (2026 transports#cancellation).
+        """
+        if not isinstance(message, Request):
+            return web.Response(status=202)  # the 2026 core defines no client notifications over HTTP
+        try:
+            error = modern.check_headers(request.headers, message.method, message.params)
+            if error is not None:
+                raise error
+            modern.read_meta(message.method, message.params, also=tuple(reversed(SUPPORTED_VERSIONS)))
+            self._check_param_headers(request, message)
+        except JSONRPCError as exc:
+            return modern_answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
+        self._requests += 1
+        session = self._session(f"request-{self._requests}", request)  # no session: the id is for logs
+        # A listen request's answer IS a stream (basic/patterns/subscriptions: "the POST response is a
+        # long-lived SSE stream"), so it gets SSE even from a server that answers other requests in JSON.
+        json_mode = self.json_response and message.method != "subscriptions/listen"
+        stream = session.open_request(message, json_mode=json_mode)
+        stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
+        self._modern.add(session)  # so that stop() answers it like a legacy session's requests
+        peer = Peer("http", None, session.credential, session.identity, lasting=False)
+        if self._serve_inline is not None and message.method != "subscriptions/listen":  # (a long stream)
+            return await self._post_inline(request, session, stream, text, peer)
+        if self._serve_one is not None:
+            session.end_engine = self._serve_one(session.transport, text, peer=peer)
+        else:
+            session.task = asyncio.get_running_loop().create_task(
+                self._run_session(session), name=f"MCP HTTP request {message.method} {message.id!r}"
+            )
+            session.inbox.put_nowait(text)
+        try:
+            return await self._modern_response(request, session, stream)
+        finally:
+            session.terminate("the request ended")
+
+    async def _modern_response(
+        self, request: web.Request, session: _Session, stream: _Stream
+    ) -> web.StreamResponse:
+        if not await self._first.wait(request, stream) or stream.abandoned:
+            return web.Response(status=202)  # the client left: its request is cancelled
+        if stream.finished and stream.answer is not None and (stream.json_mode or stream.next_seq == 1):
+            return modern_answer(stream.answer, handled=True)
+        return await self._stream(request, session, stream, -1, {}, watch=True)
+
+    async def _post_inline(
+        self, request: web.Request, session: _Session, stream: _Stream, text: str, peer: Peer
+    ) -> web.StreamResponse:
+        """A modern request whose handler runs in this POST's own task: no handler task, no wait for its
+        first event. Whatever it sends before its answer is streamed live (SSE) by a task started then; a
+        client that leaves first (the watcher) or while streamed (the writer) ends the request, which
+        cancels the handler (Server.serve_inline)."""
+        assert self._serve_inline is not None
+        writer: asyncio.Task[web.StreamResponse] | None = None
+
+        def on_activity() -> None:
+            nonlocal writer
+            if stream.abandoned:
+                session.terminate("the client left")
+            elif writer is None and not stream.finished:
+                writer = asyncio.get_running_loop().create_task(
+                    self._stream(request, session, stream, -1, {}, watch=True), name="MCP HTTP stream"
+                )
+                writer.add_done_callback(lambda _: session.terminate("the request ended"))
+
+        try:
+            session.end_engine, run = self._serve_inline(session.transport, text, peer=peer)
+            if run is not None:
+                stream.on_activity = on_activity
+                self._first.hold(request, stream)
+                try:
+                    await run
+                finally:
+                    self._first.release(stream)
+                    stream.on_activity = None
+            if writer is not None:
+                return await writer
+            return await self._modern_response(request, session, stream)
+        finally:
+            if writer is not None and not writer.done():
+                writer.cancel()
+            session.terminate("the request ended")
+
+    def _check_param_headers(self, request: web.Request, message: Request) -> None:
+        """``Mcp-Param-*`` headers against the called tool's ``x-mcp-header`` parameters (SEP-2243)."""
+        params = message.params or {}
+        if message.method != "tools/call":
+            return
+        schema = self.server.tool_input_schema(params.get("name"))
+        if isinstance(schema, dict) and self._has_header_params(schema):
+            error = modern.check_param_headers(schema, params.get("arguments"), request.headers)
+            if error is not None:
+                raise error
+
+    def _has_header_params(self, schema: dict[str, Any]) -> bool:
+        """Whether ``schema`` declares ``x-mcp-header`` parameters; a tool's schema is walked once."""
+        known = self._header_schemas.get(id(schema))
+        if known is None or known[0] is not schema:
+            if len(self._header_schemas) >= 1024:
+                self._header_schemas.clear()
+            known = self._header_schemas[id(schema)] = (schema, bool(header_params(schema)[0]))
+        return known[1]
+
+
+def modern_answer(text: str, *, handled: bool = False) -> web.Response:
+    """A modern answer as one JSON body; an error gets its HTTP status (400, 404 for -32601). A handler's
+    invalid-params error (an unknown tool, a bad cursor) is a JSON-RPC answer to a well-formed HTTP
+    request: 200, so that a dual-era client does not read a 400 as "legacy server"."""
+    parsed = peek(text)
+    status = 200
+    if isinstance(parsed, ErrorResponse) and not (handled and parsed.code == INVALID_PARAMS):
+        status = modern.http_status(parsed.code)
+    return web.Response(status=status, text=text, content_type="application/json")

@@ -94,7 +94,14 @@ async def test_changes_reach_other_handles_as_events(redis_url: str) -> None:
         theirs.create(record("e3"))
         assert (await asyncio.wait_for(heard.get(), WAIT)).task_id == "e3"
     finally:
+        # awaited, so the subscription's own finally closes its Redis connection on this loop; a task left
+        # cancelling when the loop closes left that connection to the garbage collector, whose
+        # ResourceWarnings failed a later test (tests/scale/test_redis_workers.py in a CI run)
         listening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await listening
+        mine.close()
+        theirs.close()
 
 
 async def _collect(store: RedisTaskStore, ready: asyncio.Event, into: asyncio.Queue[TaskEvent]) -> None:

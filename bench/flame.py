@@ -6,15 +6,15 @@ For in memory and Streamable HTTP, each era (bench/profile_call.py's workloads),
 mcp_notebook (from ``--root`` if given), connects and warms up, then calls echo in a loop; only then is it
 sampled, so the graph holds the calls alone (no imports, no start-up):
 
-    py-spy record --pid WORKER --duration SECONDS --rate 2000 --nonblocking --nolineno --format flamegraph
+    py-spy record --pid WORKER --duration SECONDS --rate 2000 --gil --nolineno --format flamegraph
         -o OUT/LABEL-TRANSPORT-ERA.svg
 
-Each thread is sampled while it runs or waits for a CPU (the event loop's, and the worker thread that runs
-the sync echo tool); a thread blocked (the event loop in select, idle workers) is left out, as py-spy does
-by default. ``--nonblocking``: py-spy reads the worker without pausing it; paused (the default), every
-thread looked busy here and select took half the graph. So the widths are shares of the time the call's
-threads were on a CPU or ready for one: on a loaded machine a thread hand-off (the tool's
-``SimpleQueue.put`` waking a worker) is wider than on a quiet one. ``--nolineno``: one box per function.
+``--gil``: only the thread holding the interpreter lock is sampled (the event loop's, or the worker thread
+running the sync echo tool), so the widths are shares of the time Python code ran, and threads waiting (the
+loop in select, idle workers) are left out; py-spy's own idle detection does not see them here (paused, every
+thread looked busy: select took half the graph), and ``--nonblocking`` tore half the stacks. A thread that
+holds the lock but waits for a CPU still counts: on a loaded machine the hop to the worker thread
+(``_Workers.submit``) grows from a few percent to half the graph. ``--nolineno``: one box per function.
 ``python -m pip install py-spy`` (the ``test`` extra has it); it needs ptrace (root, or
 kernel.yama.ptrace_scope 0).
 """
@@ -75,7 +75,7 @@ def _record(py_spy: str, transport: str, era: str, args: argparse.Namespace) -> 
             raise SystemExit(f"the {transport} {era} worker did not start")
         subprocess.run(
             [py_spy, "record", "--pid", str(worker.pid), "--duration", str(args.seconds), "--rate", "2000",
-             "--nonblocking", "--nolineno", "--format", "flamegraph", "-o", str(out)],
+             "--gil", "--nolineno", "--format", "flamegraph", "-o", str(out)],
             check=True, stdout=subprocess.DEVNULL,
         )  # fmt: skip
     finally:

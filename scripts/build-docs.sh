@@ -10,6 +10,7 @@ mkdir -p "$src/docs" "$src/notebooks"
 cp README.md "$src/index.md"
 cp docs/*.md "$src/docs/"
 cp -r docs/gallery "$src/docs/"  # the screenshots docs/gallery.md shows
+cp -r docs/img "$src/docs/"  # the flame graphs docs/benchmarks.md links (bench/flame.py)
 cp CHANGELOG.md "$src/changelog.md"
 executed=${MCP_NOTEBOOK_EXECUTED_DIR:-build/executed}
 for notebook in notebooks/*.ipynb; do

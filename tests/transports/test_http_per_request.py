@@ -44,6 +44,18 @@ def make_server() -> Server:
     return server
 
 
+def _with_chatty(server: Server) -> Server:
+    """``server`` with a ``chatty`` tool that reports progress before answering (its answer comes on SSE)."""
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        """Reports progress before answering, so the answer comes on an SSE stream."""
+        await ctx.report_progress(1, 2, "half way")
+        return "done"
+
+    return server
+
+
 def _hanging(server: Server) -> tuple[asyncio.Event, asyncio.Event]:
     """A ``hang`` tool on ``server`` that waits until cancelled: (started, cancelled)."""
     started, cancelled = asyncio.Event(), asyncio.Event()
@@ -225,14 +237,7 @@ async def test_an_answer_sent_as_one_json_body_is_never_framed_as_sse(
         return encode(data, **kwargs)
 
     monkeypatch.setattr(_http_sessions, "encode_event", counted)
-    server = make_server()
-
-    @server.tool
-    async def chatty(ctx: Context) -> str:
-        """Reports progress before answering, so the answer comes on an SSE stream."""
-        await ctx.report_progress(1, 2, "half way")
-        return "done"
-
+    server = _with_chatty(make_server())
     http = StreamableHTTPServer(server)
     url = await http.start("127.0.0.1", 0)
     try:
@@ -397,14 +402,7 @@ async def test_an_answer_in_a_json_body_skips_the_client_queue(
         put(self, message)
 
     monkeypatch.setattr(_http_common.ClientInbox, "put", counted)
-    server = make_server()
-
-    @server.tool
-    async def chatty(ctx: Context) -> str:
-        """Reports progress before answering, so the answer comes on an SSE stream."""
-        await ctx.report_progress(1, 2, "half way")
-        return "done"
-
+    server = _with_chatty(make_server())
     http = StreamableHTTPServer(server)
     url = await http.start("127.0.0.1", 0)
     try:

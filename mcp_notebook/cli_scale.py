@@ -20,6 +20,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from types import FrameType
 
@@ -31,6 +32,7 @@ __all__ = ["REUSE_PORT_ENV", "STATE_KEY_ENV", "add_scale_arguments", "configure"
 STATE_KEY_ENV = "MCP_NOTEBOOK_STATE_KEY"
 REUSE_PORT_ENV = "MCP_NOTEBOOK_REUSE_PORT"  # set by --workers for its children
 STOP_TIMEOUT = 10.0
+WATCH_INTERVAL = 0.1  # how often the supervisor looks for a worker that ended
 
 
 def _workers(text: str) -> int:
@@ -126,14 +128,35 @@ def run_workers(argv: Sequence[str], args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
 
-    def stop(signum: int, frame: FrameType | None) -> None:
+    stopping = False
+
+    def stop_all() -> None:
         for child in children:
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)
 
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+        stop_all()
+
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    died: int | None = None
     try:
-        codes = [child.wait() for child in children]
+        # A worker that ends on its own (it failed to start, or crashed) ends the whole service: the others
+        # stop and its exit code is ours, rather than the port going on half served with nobody told.
+        while any(child.poll() is None for child in children):
+            for child in children:
+                code = child.poll()
+                if code is not None and not stopping:
+                    stopping = True
+                    died = code
+                    print(
+                        f"mcp-notebook: worker {child.pid} exited with code {code}; stopping the others",
+                        file=sys.stderr,
+                    )
+                    stop_all()
+            time.sleep(WATCH_INTERVAL)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -145,7 +168,9 @@ def run_workers(argv: Sequence[str], args: argparse.Namespace) -> int:
             if child.poll() is None:
                 child.kill()
                 child.wait(STOP_TIMEOUT)
-    return max(codes, default=0)
+    if died is not None:
+        return died or 1  # even a clean exit of one worker alone is a failure of the service
+    return max((child.returncode for child in children), default=0)
 
 
 def _without_option(argv: list[str], name: str) -> list[str]:

@@ -164,8 +164,12 @@ class SQLiteTaskStore:
         self.path = str(path)
         self._timeout = timeout
         self._local = threading.local()
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
+        db = self._connect()
+        self._wal(db)
+        # One writer migrates at a time: worker processes that start together on a new file would otherwise
+        # race (two ALTERs of one table); BEGIN IMMEDIATE waits for the write lock within the busy timeout.
+        db.execute("BEGIN IMMEDIATE")
+        try:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, owner TEXT, created REAL NOT NULL,"
                 " expires REAL, body TEXT NOT NULL, open INTEGER NOT NULL DEFAULT 1)"
@@ -177,6 +181,26 @@ class SQLiteTaskStore:
             db.execute("CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, created, id)")
             db.execute("CREATE INDEX IF NOT EXISTS tasks_open ON tasks (open, owner)")
             db.execute("CREATE INDEX IF NOT EXISTS tasks_expires ON tasks (expires)")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _wal(self, db: sqlite3.Connection) -> None:
+        """Switch the file to write-ahead logging. SQLite answers "database is locked" at once, without its
+        busy handler, when another process holds the file while the mode changes (workers starting together
+        on a new file), so this waits and retries within the store's timeout."""
+        deadline = time.monotonic() + self._timeout
+        pause = 0.005
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def _connect(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)

@@ -7,6 +7,12 @@ import os
 
 from mcp_notebook import Context, Server
 
+if os.environ.get("FIXTURE_ONE_DIES"):  # tests/tasks/test_workers.py: the second worker to start dies
+    try:
+        os.close(os.open(os.environ["FIXTURE_ONE_DIES"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        raise SystemExit("this worker fails to start (FIXTURE_ONE_DIES)") from None
+
 server = Server("tasks-fixture")
 server.tasks.poll_interval_ms = 50
 # tests/scale sets these: a long watch interval shows a cancel crossing workers by Redis pub/sub, not polls

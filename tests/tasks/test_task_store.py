@@ -158,3 +158,45 @@ def test_counts_open_tasks_per_owner(store: TaskStore) -> None:
     assert (store.count_open("alice"), store.count_open()) == (1, 2)
     store.purge_expired(now=T0 + 61)  # all three expired: nothing open is left
     assert store.count_open() == 0 and store.count_open("alice") == 0
+
+
+_OPEN_TOGETHER = """
+import sys, time
+from mcp_notebook.engine.task_store import SQLiteTaskStore
+start, folder, files = float(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+failed = 0
+for n in range(files):
+    while time.time() < start + n * 0.05:  # every process opens file n at the same instant
+        pass
+    try:
+        SQLiteTaskStore(f"{folder}/tasks{n}.db")
+    except Exception as error:
+        failed += 1
+        print(f"file {n}: {error!r}")
+sys.exit(1 if failed else 0)
+"""
+
+
+def test_worker_processes_opening_a_new_file_together_all_start(tmp_path: Path) -> None:
+    """``--workers N --task-store FILE`` starts N processes that open one new file at once: switching it to
+    write-ahead logging raced and one worker died with "database is locked" (CI of fd19b8b); each of six
+    processes opening 20 new files together must get every store."""
+    import subprocess
+    import sys
+
+    files = 20
+    start = time.time() + 3.0  # after the six interpreters have imported the store
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN_TOGETHER, str(start), str(tmp_path), str(files)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    outputs = [child.communicate(timeout=60)[0] for child in children]
+    assert [child.returncode for child in children] == [0] * 6, outputs
+    for n in range(files):
+        store = SQLiteTaskStore(tmp_path / f"tasks{n}.db")
+        assert store._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"

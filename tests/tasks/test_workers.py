@@ -271,3 +271,33 @@ async def test_a_task_running_at_shutdown_ends_failed(tmp_path: Path) -> None:
         async with aiohttp.ClientSession() as http:
             task = await Modern(http).call(url, "tasks/get", {"taskId": created["taskId"]})
     assert task["status"] == "failed" and task["error"]["message"] == "the server stopped the task"
+
+
+def test_a_worker_that_dies_stops_the_service(tmp_path: Path) -> None:
+    """One of ``--workers 2`` failed to start (CI of fd19b8b: "database is locked") and the supervisor went on
+    waiting for it, the port served by one worker and nothing said. A worker that ends alone now stops the
+    others, and the supervisor says which one and exits with its code."""
+    import os
+
+    port = free_port()
+    log = tmp_path / "workers.log"
+    command = [sys.executable, "-m", "mcp_notebook", "serve", str(FIXTURE), "--http", f"127.0.0.1:{port}"]
+    command += ["--workers", "2", "--task-store", str(tmp_path / "tasks.db")]
+    env = dict(os.environ, FIXTURE_ONE_DIES=str(tmp_path / "first-started"))
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        code = process.wait(WAIT)
+    except subprocess.TimeoutExpired:
+        _stop(process)
+        raise AssertionError("the supervisor kept running with a dead worker:\n" + log.read_text()) from None
+    text = log.read_text()
+    assert code == 1, text
+    assert "this worker fails to start" in text
+    assert "exited with code 1; stopping the others" in text
+    pids = text.split("(pids ")[1].split(")")[0].split(", ")
+    for pid in pids:  # the survivor was stopped too, not orphaned
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)

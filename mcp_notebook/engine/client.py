@@ -171,7 +171,7 @@ class Client(InputAnswers, TaskClientMixin):
         if isinstance(target, Transport):
             return target
         if isinstance(target, str):
-            from ..transports.http_client import connect_http
+            from ..transports.http_connect import connect_http
 
             if self.auth is not None:  # the OAuth middleware sees every HTTP request of this connection
                 # Sign in first, so the time a person takes is not counted against the era probe's timeout.

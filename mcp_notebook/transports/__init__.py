@@ -12,13 +12,8 @@ from .base import Transport, TransportClosed
 from .memory import memory_pair
 
 if TYPE_CHECKING:
-    from .http_client import (
-        HTTPClientTransport,
-        LegacySSEClientTransport,
-        SessionExpired,
-        StreamableHTTPClientTransport,
-        connect_http,
-    )
+    from .http_client import LegacySSEClientTransport, SessionExpired, StreamableHTTPClientTransport
+    from .http_connect import HTTPClientTransport, connect_http
     from .http_server import HTTPSessionTransport, StreamableHTTPServer
     from .stdio import StdioClientTransport, StdioServerTransport, redirect_stdout_to_stderr
 
@@ -39,11 +34,11 @@ __all__ = [
 ]
 
 _WHERE = {
-    "HTTPClientTransport": ".http_client",
+    "HTTPClientTransport": ".http_connect",
     "LegacySSEClientTransport": ".http_client",
     "SessionExpired": ".http_client",
     "StreamableHTTPClientTransport": ".http_client",
-    "connect_http": ".http_client",
+    "connect_http": ".http_connect",
     "HTTPSessionTransport": ".http_server",
     "StreamableHTTPServer": ".http_server",
     "StdioClientTransport": ".stdio",

@@ -1,4 +1,4 @@
-"""HTTP client transports: Streamable HTTP (2025-03-26 .. 2025-11-25) and legacy HTTP+SSE (2024-11-05).
+"""HTTP client transport: Streamable HTTP (2025-03-26 .. 2025-11-25, and stateless 2026-07-28 requests).
 
 Every client message is one POST. A request's answer comes back as one JSON body or as an SSE stream that may
 carry progress, logs and server->client requests first; server-initiated messages arrive on an optional GET
@@ -55,11 +55,9 @@ from .base import TransportClosed
 from .http_legacy import LegacySSEClientTransport
 
 __all__ = [
-    "HTTPClientTransport",
     "LegacySSEClientTransport",
     "SessionExpired",
     "StreamableHTTPClientTransport",
-    "connect_http",
 ]
 
 log = logging.getLogger("mcp_notebook.http")
@@ -111,7 +109,7 @@ class StreamableHTTPClientTransport:
         self._mirrors: dict[str, bool] = {}
         self._get_task: asyncio.Task[None] | None = None
         self._closed = False
-        self._on_fallback: FallbackHook | None = None  # set by connect_http while probing
+        self._on_fallback: FallbackHook | None = None  # set by http_connect.HTTPClientTransport while probing
         # The engine's Connection.take_answer: an answer in a JSON body, with nothing queued before it, goes
         # straight to the engine (no queue, no turn of the loop for its reader task).
         self.take_answer: Callable[[str], bool] | None = None
@@ -532,94 +530,3 @@ class StreamableHTTPClientTransport:
         self._inbox.fail(
             SessionExpired(f"{self._inbox.name}: the server ended the MCP session; start a new one", detail)
         )
-
-
-class HTTPClientTransport:
-    """What :func:`connect_http` returns: Streamable HTTP, or HTTP+SSE when the server only speaks that."""
-
-    def __init__(
-        self, url: str, http: aiohttp.ClientSession, headers: Mapping[str, str] | None, timeout: float
-    ):
-        self.url = url
-        self._http = http
-        self._headers = headers
-        self._timeout = timeout
-        self._inbox = ClientInbox(f"MCP server at {url}")
-        self.streamable = StreamableHTTPClientTransport(
-            url, http, owns_http=False, headers=headers, timeout=timeout, inbox=self._inbox
-        )
-        self.streamable._on_fallback = self._fall_back
-        self.legacy: LegacySSEClientTransport | None = None
-
-    @property
-    def kind(self) -> str:
-        return "sse" if self.legacy is not None else "streamable-http"
-
-    @property
-    def session_id(self) -> str | None:
-        return self.streamable.session_id
-
-    @property
-    def tools(self) -> Mapping[str, Mapping[str, Any]]:
-        return self.streamable.tools
-
-    @tools.setter
-    def tools(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
-        self.streamable.tools = tools
-
-    @property
-    def post_inline(self) -> Callable[[str], Awaitable[None]] | None:
-        """A modern request's exchange in the caller's task (Streamable HTTP only)."""
-        return self.streamable.post_inline if self.legacy is None else None
-
-    @property
-    def take_answer(self) -> Callable[[str], bool] | None:
-        """The engine's hook for answers that skip the queue (Streamable HTTP only)."""
-        return self.streamable.take_answer
-
-    @take_answer.setter
-    def take_answer(self, hook: Callable[[str], bool] | None) -> None:
-        self.streamable.take_answer = hook
-
-    async def _fall_back(self, message: str, status: int, body: str) -> None:
-        """The initial POST got 400/404/405: try the 2024-11-05 transport at the same URL, then resend."""
-        request = peek(message)
-        request_id = request.id if isinstance(request, Request) else None
-        try:
-            self.legacy = await LegacySSEClientTransport.start(
-                self.url, headers=self._headers, timeout=self._timeout, session=self._http, inbox=self._inbox
-            )
-            await self.legacy.send(message)
-        except TransportClosed as exc:
-            reason = (
-                f"Streamable HTTP POST got HTTP {status} ({body}); the HTTP+SSE fallback failed too: {exc}"
-            )
-            self._inbox.put(error_response(request_id, reason, status=status))
-
-    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
-        target = self.legacy if self.legacy is not None else self.streamable
-        await target.send(message, related_id=related_id)
-
-    async def receive(self) -> str:
-        return await self._inbox.get()
-
-    async def aclose(self) -> None:
-        try:
-            await self.streamable.aclose()
-            if self.legacy is not None:
-                await self.legacy.aclose()
-        finally:
-            await self._http.close()
-
-
-async def connect_http(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
-    **session_options: Any,
-) -> HTTPClientTransport:
-    """A transport to ``url``: Streamable HTTP, falling back to HTTP+SSE when the server answers the first
-    POST with 400, 404 or 405 (transports#backwards-compatibility). ``session_options`` go to aiohttp."""
-    http = aiohttp.ClientSession(**session_options)
-    return HTTPClientTransport(url, http, headers, timeout)

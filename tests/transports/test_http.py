@@ -30,11 +30,8 @@ from mcp_notebook.protocol.session import (
 )
 from mcp_notebook.transports.base import Peer as ConnectionPeer
 from mcp_notebook.transports.base import Transport, TransportClosed
-from mcp_notebook.transports.http_client import (
-    SessionExpired,
-    StreamableHTTPClientTransport,
-    connect_http,
-)
+from mcp_notebook.transports.http_client import SessionExpired, StreamableHTTPClientTransport
+from mcp_notebook.transports.http_connect import connect_http
 from mcp_notebook.transports.http_server import HTTPSessionTransport, StreamableHTTPServer
 from mcp_notebook.transports.sse import SSEDecoder, encode_event
 

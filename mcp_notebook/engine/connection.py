@@ -37,7 +37,7 @@ from ..protocol.session import (
     ResultReceived,
     Session,
 )
-from ..transports.base import Transport, TransportClosed
+from ..transports.base import PostsInline, TakesAnswers, Transport, TransportClosed
 from . import otel
 from .pending import INLINE, Expired, Pending, ProgressCallback, Timers, cancelling, uncancelled
 from .trace import Trace
@@ -137,14 +137,19 @@ class Connection:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._reader_idle = False  # the reader waits for the transport, with nothing received in hand
+        # The transport's optional capabilities (transports/base.py), looked up once in start().
+        self._post_inline: Callable[[str], Awaitable[None]] | None = None
         self._closed = asyncio.Event()
         self.close_reason: ConnectionClosedError | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"{self.name} reader")
-        if hasattr(self.transport, "take_answer"):  # the HTTP client: answers may skip the reader
-            self.transport.take_answer = self.take_answer
+        transport = self.transport
+        if isinstance(transport, TakesAnswers):  # the HTTP client: answers may skip the reader
+            transport.take_answer = self.take_answer
+        if INLINE and isinstance(transport, PostsInline):
+            self._post_inline = transport.post_inline
 
     def take_answer(self, text: str) -> bool:
         """Take an answer (a response or error, one message) at once, as the reader would, instead of through
@@ -324,7 +329,7 @@ class Connection:
         self._pending[request_id] = pending
         if on_id is not None:
             on_id(request_id)
-        post = getattr(self.transport, "post_inline", None) if INLINE else None
+        post = self._post_inline
         if post is not None and not is_modern(params):
             post = None
         try:
@@ -333,7 +338,7 @@ class Connection:
                 self._arm(pending, timeout, max_timeout)
             else:
                 self._arm(pending, timeout, max_timeout)
-                await self._post_inline(post, text, request_id, pending)
+                await self._post_exchange(post, text, request_id, pending)
             return await self._wait(request_id, method, pending)
         except asyncio.CancelledError:
             if not pending.cut:  # a cut exchange already cancelled the request on the wire
@@ -353,7 +358,7 @@ class Connection:
         pending.timeout = timeout
         pending.arm(loop)
 
-    async def _post_inline(
+    async def _post_exchange(
         self, post: Callable[[str], Awaitable[None]], text: str, request_id: RequestId, pending: Pending
     ) -> None:
         """A 2026-07-28 request over a transport that can run its exchange in the caller's own task (HTTP:

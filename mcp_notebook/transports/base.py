@@ -33,8 +33,10 @@ __all__ = [
     "STREAM_LOST",
     "NeedsToolDefinitions",
     "Peer",
+    "PostsInline",
     "Serves",
     "ServesOne",
+    "TakesAnswers",
     "Transport",
     "TransportClosed",
     "wait_event",
@@ -96,6 +98,32 @@ class NeedsToolDefinitions(Protocol):
     ``tools`` current after each ``tools/list``."""
 
     tools: Mapping[str, Mapping[str, Any]]
+
+
+# Optional client-transport capabilities: the engine's Connection looks each one up once, when it starts, and
+# uses it when present; a transport without them works the same, through send() and receive().
+
+
+@runtime_checkable
+class TakesAnswers(Protocol):
+    """A client transport that can hand an answer (a response or error, one message) straight to the engine
+    instead of queueing it for :meth:`Transport.receive`. The engine sets ``take_answer`` once; the transport
+    calls it with the answer's text when nothing is queued before it, and queues the message as usual when it
+    returns False (the engine's reader is busy) or while it is None. The HTTP client: an answer in a JSON
+    body then costs no queue and no turn of the loop for the reader task."""
+
+    take_answer: Callable[[str], bool] | None
+
+
+@runtime_checkable
+class PostsInline(Protocol):
+    """A client transport that can run a 2026-07-28 request's exchange in its caller's task (no task per
+    request): ``post_inline(message)`` returns once the exchange is over, its messages delivered as
+    :meth:`Transport.send`'s would be (an answer through ``take_answer`` or the queue; a failure as an error
+    for the request). Cancelling the caller cuts the exchange, which in 2026-07-28 is the request's
+    cancellation on the wire: nothing more is sent for it. Used where :data:`INLINE` holds."""
+
+    async def post_inline(self, message: str) -> None: ...
 
 
 @runtime_checkable

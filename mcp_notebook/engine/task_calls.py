@@ -1,4 +1,4 @@
-"""Tool calls as tasks, and the ``tasks/*`` handlers (both eras): what ``server_session.py`` calls.
+"""Tool calls as tasks, and the ``tasks/*`` handlers (both eras): what ``server_methods.py`` calls.
 
 The task engine itself (records, background runs, input, notifications) is :mod:`.tasks`; the wire rules
 are :mod:`mcp_notebook.protocol.tasks`.

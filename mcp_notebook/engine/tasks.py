@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 
 # What tasks need from the server and its sessions (engine/server.py, engine/server_session.py), declared
-# here so that the import runs one way (server_session -> tasks; tests/test_layers.py).
+# here so that the import runs one way (server_methods -> tasks; tests/test_layers.py).
 class TaskServer(Protocol):
     tasks: TaskManager
     tasks_enabled: bool

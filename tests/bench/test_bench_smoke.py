@@ -109,5 +109,5 @@ def test_flame_graphs_of_the_per_call_path_are_written(tmp_path: Path) -> None:
         for era in ("legacy", "modern"):
             svg = (tmp_path / f"smoke-{transport}-{era}.svg").read_text()
             assert svg.lstrip().startswith("<?xml") and "</svg>" in svg, svg[:200]
-            assert "(mcp_notebook/engine/server_session.py)" in svg, (transport, era)
+            assert "(mcp_notebook/engine/server_methods.py)" in svg, (transport, era)
             assert "(importlib" not in svg, (transport, era)  # sampled after the imports

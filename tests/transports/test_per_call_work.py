@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Client, Server
-from mcp_notebook.engine import connection, server_session
+from mcp_notebook.engine import connection, server_methods
 
 CALLS = 20
 
@@ -32,7 +32,7 @@ async def test_a_plain_servers_call_makes_no_event_nor_incoming_call(
     era: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made = {"Event": 0, "IncomingCall": 0}
-    real_event, real_call = threading.Event, server_session.IncomingCall
+    real_event, real_call = threading.Event, server_methods.IncomingCall
 
     def event(*args: Any, **kwargs: Any) -> Any:
         if sys._getframe(1).f_globals.get("__name__") == connection.__name__:  # not a new worker's Thread
@@ -46,7 +46,7 @@ async def test_a_plain_servers_call_makes_no_event_nor_incoming_call(
     async with Client(make_server(), era=era) as client:
         await client.call_tool("echo", {"text": "warm"})
         monkeypatch.setattr(threading, "Event", event)
-        monkeypatch.setattr(server_session, "IncomingCall", call)
+        monkeypatch.setattr(server_methods, "IncomingCall", call)
         for _ in range(CALLS):
             assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
         monkeypatch.undo()

@@ -60,26 +60,48 @@ class ExchangeFailed(TransportClosed):
 _FOREIGN = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 
+def _failed(what: str, exc: BaseException) -> ExchangeFailed:
+    """The one place foreign failures become :class:`ExchangeFailed` (``what`` names the exchange)."""
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return ExchangeFailed(f"{what}: cannot reach the server: {exc}", unreachable=True)
+    return ExchangeFailed(f"{what} failed: {exc!r}")
+
+
 @contextlib.contextmanager
 def translated(what: str) -> Iterator[None]:
-    """The one place foreign failures become :class:`ExchangeFailed` (``what`` names the exchange)."""
+    """A foreign failure inside the block is raised as :class:`ExchangeFailed`."""
     try:
         yield
-    except aiohttp.ClientConnectorError as exc:
-        raise ExchangeFailed(f"{what}: cannot reach the server: {exc}", unreachable=True) from exc
     except _FOREIGN as exc:
-        raise ExchangeFailed(f"{what} failed: {exc!r}") from exc
+        raise _failed(what, exc) from exc
 
 
-@contextlib.asynccontextmanager
-async def exchange(
-    http: aiohttp.ClientSession, method: str, url: str, **options: Any
-) -> AsyncIterator[aiohttp.ClientResponse]:
+class exchange:
     """``async with http.request(...)``; a foreign failure, also while reading the body inside the block,
-    is raised as :class:`ExchangeFailed`."""
-    with translated(f"{method} {url}"):
-        async with http.request(method, url, **options) as resp:
-            yield resp
+    is raised as :class:`ExchangeFailed`. A class, not a generator-based context manager: one per HTTP
+    request, and a generator (with :func:`translated` inside it) cost several times the two calls here."""
+
+    __slots__ = ("_http", "_method", "_options", "_request", "_url")
+
+    def __init__(self, http: aiohttp.ClientSession, method: str, url: str, **options: Any) -> None:
+        self._http, self._method, self._url, self._options = http, method, url, options
+        self._request: Any = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        self._request = self._http.request(self._method, self._url, **self._options)
+        try:
+            resp: aiohttp.ClientResponse = await self._request.__aenter__()
+        except _FOREIGN as exc:
+            raise _failed(f"{self._method} {self._url}", exc) from exc
+        return resp
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        try:
+            await self._request.__aexit__(exc_type, exc, tb)
+        except _FOREIGN as failure:
+            raise _failed(f"{self._method} {self._url}", failure) from failure
+        if isinstance(exc, _FOREIGN):
+            raise _failed(f"{self._method} {self._url}", exc) from exc
 
 
 def retry_after(resp: aiohttp.ClientResponse, default: float = 1.0) -> float:

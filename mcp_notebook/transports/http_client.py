@@ -16,7 +16,7 @@ import contextlib
 import functools
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,24 +236,10 @@ class StreamableHTTPClientTransport:
         headers["Accept"] = "application/json, text/event-stream"
         return headers
 
-    @contextlib.asynccontextmanager
-    async def _post(
-        self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """POST ``message``; a 429 is retried after its ``Retry-After`` while the waits stay within
-        MAX_RETRY_AFTER in total, then handed over like any other error status."""
-        waited = 0.0
-        while True:
-            async with exchange(
-                self._http, "POST", self.url, data=request_body(message), headers=headers, timeout=timeout
-            ) as resp:
-                delay = retry_after(resp) if resp.status == 429 else None
-                if delay is None or waited + delay > MAX_RETRY_AFTER:
-                    yield resp
-                    return
-            log.debug("%s: HTTP 429, retrying in %g s", self._inbox.name, delay)
-            waited += delay
-            await asyncio.sleep(delay)
+    def _post(self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> _Post:
+        """``async with`` it: POST ``message``; a 429 is retried after its ``Retry-After`` while the waits
+        stay within MAX_RETRY_AFTER in total, then handed over like any other error status."""
+        return _Post(self, message, headers, timeout)
 
     async def _post_other(self, message: str, parsed: object) -> None:
         """A notification or a response: the server answers 202 (or an error we can only report)."""
@@ -530,3 +516,46 @@ class StreamableHTTPClientTransport:
         self._inbox.fail(
             SessionExpired(f"{self._inbox.name}: the server ended the MCP session; start a new one", detail)
         )
+
+
+class _Post:
+    """What :meth:`StreamableHTTPClientTransport._post` returns (a class: one per request, where a generator
+    -based context manager cost several times as much)."""
+
+    __slots__ = ("_exchange", "_headers", "_message", "_timeout", "_transport")
+
+    def __init__(
+        self,
+        transport: StreamableHTTPClientTransport,
+        message: str,
+        headers: Mapping[str, str],
+        timeout: aiohttp.ClientTimeout,
+    ) -> None:
+        self._transport, self._message, self._headers, self._timeout = transport, message, headers, timeout
+        self._exchange: exchange | None = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        transport = self._transport
+        waited = 0.0
+        while True:
+            attempt = exchange(
+                transport._http,
+                "POST",
+                transport.url,
+                data=request_body(self._message),  # each attempt its own (a large body is a stream)
+                headers=self._headers,
+                timeout=self._timeout,
+            )
+            resp = await attempt.__aenter__()
+            delay = retry_after(resp) if resp.status == 429 else None
+            if delay is None or waited + delay > MAX_RETRY_AFTER:
+                self._exchange = attempt
+                return resp
+            await attempt.__aexit__(None, None, None)
+            log.debug("%s: HTTP 429, retrying in %g s", transport._inbox.name, delay)
+            waited += delay
+            await asyncio.sleep(delay)
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        assert self._exchange is not None
+        await self._exchange.__aexit__(exc_type, exc, tb)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import os
+import subprocess
+import sys
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -148,6 +151,24 @@ def test_a_blocked_sync_tool_does_not_hold_up_the_end_of_asyncio_run() -> None:
     assert ended, "asyncio.run waited for the blocked tool"
 
 
+def _ends(inbox: Any) -> list[tuple[int, tuple[int, int]]]:
+    """An inbox's two file descriptors and what each is (device, inode), to tell them closed later even if
+    their numbers were given to other files meanwhile."""
+    return [(fd, (os.fstat(fd).st_dev, os.fstat(fd).st_ino)) for fd in (inbox._reader, inbox._writer)]
+
+
+def _still_open(ends: list[tuple[int, tuple[int, int]]]) -> list[int]:
+    still = []
+    for fd, what in ends:
+        try:
+            stat = os.fstat(fd)
+        except OSError:
+            continue
+        if (stat.st_dev, stat.st_ino) == what:
+            still.append(fd)
+    return still
+
+
 class NoReaders(asyncio.SelectorEventLoop):
     """Stands for a loop that cannot watch a socket (Windows' proactor loop)."""
 
@@ -176,7 +197,7 @@ def test_a_loops_inbox_is_closed_when_the_loop_is_collected() -> None:
     del loop
     gc.collect()
     assert key not in workers._inboxes or workers._inboxes[key][1] is not inbox
-    assert inbox._reader.fileno() == -1 and inbox._writer.fileno() == -1  # closed, not leaked
+    assert inbox.closed  # its pipe (or socket pair) closed, not leaked
 
 
 def test_an_answer_for_a_closed_loop_is_dropped_and_the_worker_goes_on() -> None:
@@ -232,7 +253,7 @@ def test_a_loop_closed_while_a_cancelled_call_runs_is_let_go_once_the_call_answe
     loop_ref, inbox_ref = asyncio.run(main())  # closes the loop, the call still running
     inbox = inbox_ref()
     assert inbox is not None
-    sockets = (inbox._reader, inbox._writer)
+    ends = _ends(inbox)
     del inbox
     gate.set()
     for _ in range(1000):  # bounded: ends once the worker has answered and let go of its job
@@ -242,7 +263,7 @@ def test_a_loop_closed_while_a_cancelled_call_runs_is_let_go_once_the_call_answe
         threading.Event().wait(0.01)
     assert loop_ref() is None, "the closed loop is kept by its late answer"
     assert inbox_ref() is None
-    assert all(s.fileno() == -1 for s in sockets)  # closed, not leaked
+    assert not _still_open(ends)  # closed, not leaked
 
 
 def test_a_closed_loop_still_referred_to_holds_no_inbox_sockets() -> None:
@@ -252,9 +273,67 @@ def test_a_closed_loop_still_referred_to_holds_no_inbox_sockets() -> None:
     assert loop.run_until_complete(run_in_worker(lambda: 1)) == 1
     inbox = workers._inbox(loop)
     assert inbox is not None
-    sockets, inbox_ref = (inbox._reader, inbox._writer), weakref.ref(inbox)
+    ends, inbox_ref = _ends(inbox), weakref.ref(inbox)
     del inbox
     loop.close()
     assert inbox_ref() is None
-    assert all(s.fileno() == -1 for s in sockets)
+    assert not _still_open(ends)
     assert not loop.is_running()  # the loop itself is still here
+
+
+async def test_sequential_calls_take_one_worker_and_start_no_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker counts itself idle before it answers, and the most recently idle is taken first: one call at
+    a time keeps one thread (its pipe woken each time), never a thread or a queued job per call."""
+    pool = workers._Workers()
+    monkeypatch.setattr(workers, "_workers", pool)
+    seen = [await run_in_worker(threading.get_ident) for _ in range(300)]
+    assert len(set(seen)) == 1
+    assert len(pool._workers) == 1
+    assert pool._idle == pool._workers and not pool._waiting
+
+
+async def test_a_worker_that_cannot_be_started_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = workers._Workers()
+    monkeypatch.setattr(workers, "_workers", pool)
+
+    def no_thread(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(threading.Thread, "start", no_thread)
+        with pytest.raises(RuntimeError, match="can't start"):
+            await run_in_worker(lambda: 1)
+    assert pool._workers == []  # its pipe closed, the bound not used up
+    assert await run_in_worker(lambda: 2) == 2
+
+
+FORK_CHILD = """
+import asyncio, os, sys
+from mcp_notebook.engine import workers
+from mcp_notebook.engine.workers import run_in_worker
+
+assert asyncio.run(run_in_worker(lambda: "parent")) == "parent"
+parent_fds = [fd for w in workers._workers._workers for fd in (w.read, w.write)]
+pid = os.fork()
+if pid == 0:
+    closed = True
+    for fd in parent_fds:  # the parent's workers are gone in the child: their pipes are closed there
+        try:
+            os.fstat(fd)
+            closed = False
+        except OSError:
+            pass
+    ok = closed and asyncio.run(run_in_worker(lambda: "child")) == "child"
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+assert asyncio.run(run_in_worker(lambda: "parent again")) == "parent again"
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_runs_calls_on_workers_of_its_own() -> None:
+    done = subprocess.run([sys.executable, "-c", FORK_CHILD], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

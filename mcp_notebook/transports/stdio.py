@@ -389,6 +389,7 @@ class StdioClientTransport:
             self._closing.set_result(None)
 
     async def _shutdown(self, *, wait_for_stderr: bool) -> None:
+        self._sink.flush()  # what was sent in this turn goes before the EOF
         self._stdin.close()  # EOF: the polite request to exit
         exited = self._protocol.exited
         for sig in (None, signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):

@@ -252,6 +252,19 @@ async def test_server_death_is_reported_with_exit_code_and_stderr(tmp_path: Path
     assert transport.returncode == 3
 
 
+async def test_messages_sent_just_before_aclose_reach_the_server_before_its_eof(tmp_path: Path) -> None:
+    """The first message of a turn goes at once, the others when the turn ends (test_stdio_gather.py):
+    closing in that turn sends them before closing stdin."""
+    out = tmp_path / "got.txt"
+    keeper = "import sys; open(sys.argv[1], 'wb').write(sys.stdin.buffer.read())"
+    transport = await start([*script(tmp_path, keeper), str(out)])
+    sent = [request(i, "ping") for i in range(5)]
+    for text in sent:  # one turn: the first written at once, four gathered
+        await transport.send(text)
+    await asyncio.wait_for(transport.aclose(), WAIT)
+    assert transport.returncode == 0 and out.read_text().splitlines() == sent
+
+
 @posix_only
 async def test_send_into_a_closed_stdin_raises_from_the_broken_pipe(tmp_path: Path) -> None:
     transport = await start(script(tmp_path, ECHO_SERVER), close_timeout=0.5)

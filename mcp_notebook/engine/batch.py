@@ -76,6 +76,10 @@ class BatchRun:
     labels: list[Any] | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
+    # (the outcomes list counted, how many of it, how many of those failed): see ``failed``
+    _tally: tuple[list[RowOutcome] | None, int, int] = field(
+        default=(None, 0, 0), init=False, repr=False, compare=False
+    )
 
     @property
     def done(self) -> int:
@@ -83,7 +87,15 @@ class BatchRun:
 
     @property
     def failed(self) -> int:
-        return sum(1 for o in self.outcomes if not o.ok)
+        """Rows that failed so far. Progress asks at every update of a batch that may be long: outcomes are
+        only appended while it runs, so those counted before are not looked at again."""
+        outcomes = self.outcomes
+        counted_of, counted, failed = self._tally
+        if counted_of is not outcomes or counted > len(outcomes):  # another list (ordered at the end)
+            counted = failed = 0
+        failed += sum(1 for o in outcomes[counted:] if not o.ok)
+        self._tally = (outcomes, len(outcomes), failed)
+        return failed
 
     def eta(self) -> float | None:
         """Seconds left at the rate so far, or None when it cannot be told yet."""

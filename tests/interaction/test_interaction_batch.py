@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from mcp_notebook.engine.batch import BatchError, is_transient
+from mcp_notebook.engine.batch import BatchError, BatchRun, RowOutcome, is_transient
 from mcp_notebook.engine.server import Server
 from mcp_notebook.errors import ConnectionClosedError, JSONRPCError, RequestTimeoutError
 from tests.interaction._harness import WAIT, Connect
@@ -120,3 +120,27 @@ def test_what_counts_as_transient() -> None:
     assert is_transient(JSONRPCError(-32029, "Too Many Requests"))
     assert not is_transient(JSONRPCError(-32602, "Invalid params"))
     assert not is_transient(ValueError("bug"))
+
+
+def test_failed_looks_at_each_outcome_once_while_the_run_grows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress asks ``run.failed`` at every update: a long batch must not be scanned whole each time."""
+    looked = [0]
+    ok = RowOutcome.ok
+
+    def counted(outcome: RowOutcome) -> bool:
+        looked[0] += 1
+        return ok.fget(outcome)  # type: ignore[no-any-return, misc]
+
+    monkeypatch.setattr(RowOutcome, "ok", property(counted))
+    run = BatchRun(None)
+    for position in range(1_000):
+        failing = position % 10 == 3
+        run.outcomes.append(
+            RowOutcome(position, position, {}, None if failing else {}, "no" if failing else None)
+        )
+        assert run.failed == position // 10 + (position % 10 >= 3)
+    assert looked[0] == 1_000
+    run.outcomes = list(reversed(run.outcomes))  # another list (the batch orders its outcomes at the end)
+    assert run.failed == 100 and looked[0] == 2_000
+    del run.outcomes[-500:]  # the same list, shorter (positions 500..999 left): counted again
+    assert run.failed == 50

@@ -1,16 +1,22 @@
-"""Two transports joined in memory. They still carry serialized JSON (DESIGN decision 2)."""
+"""Two transports joined in memory. They still carry serialized JSON (DESIGN decision 2).
+
+An answer (a response or an error) goes to the other end's engine at once when that end's reader is idle
+and nothing is queued before it (``take_answer``, transports/base.py ``TakesAnswers``, as the HTTP client
+does): the other end still decodes the text, but no queue and no turn of the loop for its reader task."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import ErrorResponse, RequestId, Response, Wire
 from .base import TransportClosed
 
 __all__ = ["MemoryTransport", "memory_pair"]
 
 _EOF = object()
+_ANSWERS = (Response, ErrorResponse)
 
 
 class Channel:
@@ -53,6 +59,9 @@ class MemoryTransport:
         self._outbox = outbox
         self._name = name
         self._closed = False
+        self.peer: MemoryTransport | None = None  # the other end (memory_pair joins them)
+        #: Set by this end's engine: takes an answer at once, False when its reader is busy (then queue it).
+        self.take_answer: Callable[[str], bool] | None = None
 
     async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
         if self._closed:
@@ -61,7 +70,13 @@ class MemoryTransport:
             raise TypeError("transports carry serialized JSON text")
         # The plain text only (a Wire's decoded value stays here): the other end decodes what it receives,
         # as over any other transport, and never shares our objects.
-        self._outbox.put_nowait(str.__str__(message) if type(message) is not str else message)
+        text = str.__str__(message) if type(message) is not str else message
+        if type(message) is Wire and type(message.message) in _ANSWERS:  # an answer serialize made
+            peer = self.peer
+            take = peer.take_answer if peer is not None else None
+            if take is not None and not self._outbox._items and take(text):
+                return
+        self._outbox.put_nowait(text)
 
     async def receive(self) -> str:
         if self._closed:
@@ -84,4 +99,6 @@ class MemoryTransport:
 def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
     """(client side, server side)."""
     a, b = Channel(), Channel()
-    return MemoryTransport(a, b, "memory client"), MemoryTransport(b, a, "memory server")
+    client, server = MemoryTransport(a, b, "memory client"), MemoryTransport(b, a, "memory server")
+    client.peer, server.peer = server, client
+    return client, server

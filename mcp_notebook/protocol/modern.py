@@ -129,7 +129,7 @@ LISTEN_FLAGS = {
 }
 
 
-_ERA_KEYS = (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO)
+_KNOWN_VERSIONS = {name: ProtocolVersion(name) for name in MODERN_VERSIONS}  # immutable, so shared
 
 
 def _meta(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -143,7 +143,9 @@ def is_modern(params: Mapping[str, Any] | None) -> bool:
     legacy clients never send them. One of them alone still selects the era, so the answer names what
     is missing (-32602) instead of a legacy "not initialized"."""
     meta = _meta(params)
-    return meta is not None and any(key in meta for key in _ERA_KEYS)
+    return meta is not None and (  # spelled out: any() over a generator cost 0.5 us, twice per request
+        META_PROTOCOL_VERSION in meta or META_CLIENT_CAPABILITIES in meta or META_CLIENT_INFO in meta
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +199,9 @@ def read_meta(
     if method not in MODERN_METHODS and method not in EXTENSION_METHODS:
         raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
     info = meta.get(META_CLIENT_INFO)
+    known = _KNOWN_VERSIONS.get(requested)  # one ProtocolVersion per known name, not one per request
     return RequestMeta(
-        ProtocolVersion(requested), capabilities, info if isinstance(info, dict) else {}, level
+        known or ProtocolVersion(requested), capabilities, info if isinstance(info, dict) else {}, level
     )
 
 

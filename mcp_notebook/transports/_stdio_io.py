@@ -176,35 +176,44 @@ class Flow:
 class Sink(Protocol):
     async def write(self, data: bytes) -> None: ...  # OSError when the other end is gone
 
+    def received(self) -> None: ...  # a message came in (see PipeSink)
+
     async def aclose(self) -> None: ...
 
 
 class PipeSink:
     """Writes through an asyncio write-pipe transport (a child's stdin; our stdout when it is a pipe).
 
-    The first message of a turn of the event loop goes out at once; those written after it in the same turn
-    (a batch's next calls, the answers of requests whose tool calls ended together) are gathered and go out
-    in one write when the turn ends: one system call and one wake-up of the reading process for them all
-    instead of one each. Past :data:`GATHER_BYTES` gathered they go out at once, so flow control
-    (``drain``) sees them as before. A gathered message's broken pipe is raised by the next ``write``.
+    The first message written since one was received goes out at once (a sequential caller's next request,
+    the answer to a lone request: no added latency, no added turn of the loop, and a broken pipe is raised by
+    that send as before). Those written after it are gathered and go out in one write when their turn of
+    the event loop ends (a batch's next calls after a read of several answers; the answers of tool calls
+    that ended together): one system call and one wake-up of the reading process for them all. Past
+    :data:`GATHER_BYTES` gathered they go out at once, so ``drain`` keeps flow control as before. A gathered
+    message's broken pipe is raised by a later write. ``aclose`` writes what is gathered first.
     """
 
     def __init__(self, transport: asyncio.WriteTransport, flow: Flow, close_timeout: float) -> None:
         self._transport, self._flow, self._timeout = transport, flow, close_timeout
         self._loop = asyncio.get_running_loop()
-        self._gathered: list[bytes] | None = None  # None: nothing written yet in this turn
+        self._at_once = True  # the next message goes out at once: the first since one was received
+        self._gathered: list[bytes] = []
         self._size = 0
+
+    def received(self) -> None:
+        self._at_once = True
 
     async def write(self, data: bytes) -> None:
         transport = self._transport
         if transport.is_closing():
             raise self._flow.error()
         gathered = self._gathered
-        if gathered is None:
+        if self._at_once and not gathered:
+            self._at_once = False
             transport.write(data)
-            self._gathered = []
-            self._loop.call_soon(self._turn_ended)
         else:
+            if not gathered:
+                self._loop.call_soon(self.flush)
             gathered.append(data)
             self._size += len(data)
             if self._size < GATHER_BYTES:
@@ -217,15 +226,11 @@ class PipeSink:
             raise self._flow.error()
 
     def flush(self) -> None:
-        """Hand what is gathered to the transport now (before closing it, say)."""
+        """Hand what is gathered to the transport now (the end of a turn; before closing the pipe)."""
         gathered = self._gathered
         if gathered:
             self._gathered, self._size = [], 0
             self._transport.write(gathered[0] if len(gathered) == 1 else b"".join(gathered))
-
-    def _turn_ended(self) -> None:
-        self.flush()
-        self._gathered = None
 
     async def aclose(self) -> None:
         self.flush()
@@ -238,6 +243,9 @@ class StreamSink:
     def __init__(self, writer: asyncio.StreamWriter, close_timeout: float) -> None:
         self._writer, self._timeout = writer, close_timeout
         self._lock = asyncio.Lock()  # older asyncio releases asserted on concurrent drain() calls
+
+    def received(self) -> None:
+        pass
 
     async def write(self, data: bytes) -> None:
         if self._writer.is_closing():
@@ -263,6 +271,9 @@ class ThreadSink:
         self._finished = asyncio.Event()
         self._stopped = False
         threading.Thread(target=self._run, name="mcp-notebook stdout writer", daemon=True).start()
+
+    def received(self) -> None:
+        pass
 
     def _run(self) -> None:
         try:

@@ -144,7 +144,8 @@ class StdioServerTransport:
         return _ServerIO(Lines(reader, self._max_line), stop_reading, sink)
 
     async def receive(self) -> str:
-        lines = (await self._ready()).lines
+        io = await self._ready()
+        lines = io.lines
         while True:
             if self._closed:
                 raise TransportClosed(f"{self._name}: the transport is closed")
@@ -157,6 +158,7 @@ class StdioServerTransport:
                 raise TransportClosed(f"{self._name}: {why}")
             text = await self._message(item)
             if text is not None:
+                io.sink.received()
                 return text
 
     async def _message(self, item: bytes | Overlong) -> str | None:

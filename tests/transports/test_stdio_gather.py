@@ -1,6 +1,7 @@
-"""stdio over pipes: messages written in one turn of the event loop go out together (transports/_stdio_io.py
-``PipeSink``): the first at once, those after it in one write when the turn ends. Order, flow control and
-closing are as before; these tests pin them. No subprocess: a server transport over ``os.pipe()``s.
+"""stdio over pipes: the first message written since one was received goes out at once, those written
+after it in one write when their turn of the event loop ends (transports/_stdio_io.py ``PipeSink``). Order,
+flow control and closing are as before; these tests pin them. No subprocess: a server transport over
+``os.pipe()``s.
 """
 
 from __future__ import annotations
@@ -55,18 +56,24 @@ async def served() -> tuple[StdioServerTransport, BinaryIO, BinaryIO]:
         stdout_r.close()
 
 
-async def test_the_first_message_of_a_turn_goes_at_once_the_rest_when_the_turn_ends(
+async def test_the_first_message_since_one_came_in_goes_at_once_the_rest_when_the_turn_ends(
     served: tuple[StdioServerTransport, BinaryIO, BinaryIO],
 ) -> None:
-    transport, stdout_r, _ = served
-    await transport.send(message(0))  # opens the transport (it yields once); sent in a later turn
+    transport, stdout_r, stdin_w = served
+    for round_ in range(2):
+        stdin_w.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        stdin_w.flush()
+        await asyncio.wait_for(transport.receive(), WAIT)
+        first = 10 * round_
+        for i in range(first, first + 5):  # one turn: no send below waits for anything
+            await transport.send(message(i))
+        assert available(stdout_r) == (message(first) + "\n").encode()  # the answer: written at once
+        await asyncio.sleep(0)  # the turn ends: the four others, in order, in one write
+        assert available(stdout_r) == "".join(message(i) + "\n" for i in range(first + 1, first + 5)).encode()
+    await transport.send(message(99))  # nothing came in since: gathered too, written when the turn ends
+    assert available(stdout_r) == b""
     await asyncio.sleep(0)
-    assert available(stdout_r) == (message(0) + "\n").encode()
-    for i in range(1, 6):  # one turn: no send below waits for anything
-        await transport.send(message(i))
-    assert available(stdout_r) == (message(1) + "\n").encode()  # the first: written at once
-    await asyncio.sleep(0)  # the turn ends: the four others, in order, in one write
-    assert available(stdout_r) == "".join(message(i) + "\n" for i in range(2, 6)).encode()
+    assert available(stdout_r) == (message(99) + "\n").encode()
 
 
 async def test_order_is_kept_across_gathered_and_large_messages_and_close_sends_what_is_gathered(
@@ -91,7 +98,7 @@ async def test_a_broken_pipe_under_gathered_messages_is_raised_by_a_later_send(
     await transport.send(message(0))
     stdout_r.close()
     with pytest.raises(TransportClosed, match="cannot write to stdout") as info:
-        for i in range(1, 4):  # one send each turn: the first of a turn is written, and fails
+        for i in range(1, 4):  # each gathered, written as its turn ends: that fails, a later send raises
             await transport.send(message(i))
             await asyncio.sleep(0)
     assert isinstance(info.value.__cause__, BrokenPipeError)

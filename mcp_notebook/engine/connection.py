@@ -104,7 +104,7 @@ def _check_seconds(name: str, value: float | None) -> None:
     """A request's timeout is a number of seconds, at least 0 (0: expire at once), or None for none: a NaN,
     a negative number or a string is the caller's mistake, said before anything is sent (a NaN never
     expired)."""
-    if value is None:
+    if value is None or (type(value) is float and value >= 0.0):  # the usual case (NaN fails ">=")
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
         raise ValueError(f"{name} must be a number of seconds >= 0, or None for no limit; got {value!r}")

@@ -94,7 +94,7 @@ def uncancelled(task: asyncio.Task[Any]) -> bool:
     return False  # not reached: INLINE is False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pending:
     """One request of ours awaiting its answer, with its timeout (kept by the connection's Timers)."""
 

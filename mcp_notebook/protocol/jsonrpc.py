@@ -225,6 +225,7 @@ class Wire(str):
 
     decoded: Any  # the JSON value read (or _Undecodable); _UNREAD when made by serialize
     message: Message | None  # the message serialize made it from
+    classified: Message | Invalid | None  # parse's reading of a read-made single message, once made
     line: bytes | None  # serialize: the text as UTF-8 plus b"\n" (None when the stdlib encoder wrote it)
 
     def __new__(
@@ -234,6 +235,7 @@ class Wire(str):
         self.decoded = _UNREAD if message is not None else decoded
         self.message = message
         self.line = line
+        self.classified = None
         return self
 
     @property
@@ -278,9 +280,15 @@ def peek(data: str | bytes) -> Message | Invalid:
 def parse(data: str | bytes, *, allow_batch: bool = False) -> list[Message | Invalid]:
     """Parse one line/body. Returns one item, or several for an accepted batch (protocol 2025-03-26 only).
 
-    A :class:`Wire` is not decoded again: its ``decoded`` value is classified."""
+    A :class:`Wire` is not decoded again: its ``decoded`` value is classified (a single message once: the
+    items are immutable)."""
     if isinstance(data, Wire) and data.decoded is not _UNREAD:
         obj = data.decoded
+        if type(obj) is dict:  # one message, read once: classified once (a transport routing it, the session)
+            item = data.classified
+            if item is None:
+                item = data.classified = _classify(obj)
+            return [item]
         if isinstance(obj, _Undecodable):
             return [Invalid(f"parse error: {obj.reason}", ErrorResponse(None, PARSE_ERROR, "Parse error"))]
     else:

@@ -63,6 +63,7 @@ __all__ = [
 log = logging.getLogger("mcp_notebook.http")
 
 FALLBACK_STATUSES = frozenset({400, 404, 405})  # transports#backwards-compatibility (2025-11-25)
+_ACCEPT = "application/json, text/event-stream"  # a POST's answer: one JSON body or an SSE stream
 _DEFAULT_RETRY = 0.5  # seconds before resuming a stream, when the server gave no ``retry:``
 _MAX_RECONNECTS = 3  # consecutive reconnect attempts that bring nothing; a refused connection ends at once
 
@@ -96,6 +97,8 @@ class StreamableHTTPClientTransport:
         self._http = http
         self._owns_http = owns_http
         self._headers = dict(headers or {})
+        # what every 2026-07-28 POST carries besides its own routing headers (made once)
+        self._modern_base = {**self._headers, "Content-Type": "application/json", "Accept": _ACCEPT}
         self._timeout = timeout
         # a request's own wait is its caller's; connecting is bounded (immutable, so made once)
         self._request_timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, connect=timeout)
@@ -233,7 +236,7 @@ class StreamableHTTPClientTransport:
     def _post_headers(self) -> dict[str, str]:
         headers = self._base_headers()
         headers["Content-Type"] = "application/json"
-        headers["Accept"] = "application/json, text/event-stream"
+        headers["Accept"] = _ACCEPT
         return headers
 
     def _post(self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> _Post:
@@ -272,9 +275,7 @@ class StreamableHTTPClientTransport:
 
     def _modern_headers(self, request: Request) -> dict[str, str]:
         """A stateless 2026-07-28 request: no session id; the version, method and name as headers."""
-        headers = {**self._headers, "Content-Type": "application/json"}
-        headers["Accept"] = "application/json, text/event-stream"
-        headers.update(era.http_headers(request.method, request.params))
+        headers = {**self._modern_base, **era.http_headers(request.method, request.params)}
         params = request.params or {}
         name = params.get("name")
         if request.method == "tools/call" and isinstance(name, str):

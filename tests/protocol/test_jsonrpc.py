@@ -544,3 +544,22 @@ def test_a_serialized_wire_peeks_as_sent_and_parses_as_its_text() -> None:
     wire = serialize(message)
     assert jsonrpc.peek(wire) is message  # routing our own answer decodes nothing
     assert parse(wire) == [Response(7, {"v": [None, [1, 2]]})]  # parse still means what the text says
+
+
+@given(message=valid_messages)
+def test_a_read_wire_is_classified_once_whoever_parses_it(message: Message) -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    wire = jsonrpc.read(str(serialize(message)))
+    first = parse(wire)
+    again = parse(wire, allow_batch=True)  # the HTTP client routes it, then its session parses it
+    assert first == again == [message] and again[0] is first[0]  # the same immutable item, made once
+    assert first is not again  # each caller gets its own list
+
+
+def test_a_read_batch_still_depends_on_whether_batches_are_allowed() -> None:
+    from mcp_notebook.protocol import jsonrpc
+
+    wire = jsonrpc.read('[{"jsonrpc": "2.0", "method": "a"}]')
+    assert isinstance(parse(wire)[0], Invalid)
+    assert parse(wire, allow_batch=True) == [Notification("a")]

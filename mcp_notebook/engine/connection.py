@@ -146,7 +146,7 @@ class Connection:
     def start(self) -> None:
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"{self.name} reader")
         transport = self.transport
-        if isinstance(transport, TakesAnswers):  # the HTTP client: answers may skip the reader
+        if isinstance(transport, TakesAnswers):  # HTTP client, memory: answers may skip the reader
             transport.take_answer = self.take_answer
         if INLINE and isinstance(transport, PostsInline):
             self._post_inline = transport.post_inline

@@ -114,6 +114,7 @@ ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 NotificationHandler = Callable[[dict[str, Any]], Any]  # params -> anything (sync or async)
 MAX_REISSUES = 2  # a request whose 2026 response stream broke is sent again at most this many times
 _MAX_RELISTENS = 5  # consecutive stream failures (no ack in between) before the client stops re-listening
+_NO_VALUE: dict[str, Any] = {}  # read only
 _LIST_FIELDS = frozenset({"resourceSubscriptions", "taskIds"})  # filter fields that are lists of values
 
 
@@ -415,7 +416,7 @@ async def modern_request(
         step = eras.read_result(method, result)
         if step is None:
             shaped = result
-            if not isinstance(result.get("structuredContent", {}), dict):  # any JSON value in 2026-07-28
+            if not isinstance(result.get("structuredContent", _NO_VALUE), dict):  # any JSON value in 2026
                 shaped = {k: v for k, v in result.items() if k != "structuredContent"}
             check_result(method, original, shaped)
             return eras.plain_result(method, result)

@@ -360,11 +360,12 @@ def plain_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
     meta = plain.get("_meta")
     if isinstance(meta, dict) and META_SERVER_INFO in meta:
         moved["serverInfo"] = meta[META_SERVER_INFO]
-        rest = {k: v for k, v in meta.items() if k != META_SERVER_INFO}
-        if rest:
-            plain["_meta"] = rest
-        else:
+        if len(meta) == 1:  # the usual case: nothing else in _meta
             del plain["_meta"]
+        else:  # the rest, in a copy: the server's object is left as it came
+            rest = dict(meta)
+            del rest[META_SERVER_INFO]
+            plain["_meta"] = rest
     plain.era_meta = moved
     return plain
 

@@ -426,14 +426,16 @@ class Server:
     ) -> tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]:
         session = ServerSession(self, transport, peer=peer, name=f"{self.name} {peer.transport}")
         self.sessions.add(session)
-        self.emit("session_opened", {"session": session})
+        if self._listeners:  # (one of these per POST: no event built for nobody)
+            self.emit("session_opened", {"session": session})
 
         def end(reason: str) -> None:
             if session not in self.sessions:
                 return
             session.connection.end(reason)
             self.sessions.discard(session)
-            self.emit("session_closed", {"session": session})
+            if self._listeners:
+                self.emit("session_closed", {"session": session})
 
         try:
             if inline:

@@ -68,14 +68,39 @@ class Guard:
         self.failure_rate, self.failure_burst = failure_rate, failure_burst
         self._failures: dict[str, tuple[float, float]] = {}  # address -> (guesses left, when)
         hosts = DEFAULT_ALLOWED_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
-        self.allowed_hosts = {bare(h) for h in hosts}
+        self.allowed_hosts = {bare(h) for h in hosts}  # add through allow_host (its verdicts are cached)
         self._allowed_origins = {o.lower().rstrip("/") for o in allowed_origins}
-        self.port = 0
+        self._port = 0
+        # Host header value -> allowed: a client sends the same Host with every request. Cleared when the
+        # port or the allowed hosts change; bounded, so distinct made-up values cannot grow it.
+        self._host_verdicts: dict[str, bool] = {}
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on (0 before it starts): ``Host`` must name it."""
+        return self._port
+
+    @port.setter
+    def port(self, port: int) -> None:
+        self._port = port
+        self._host_verdicts.clear()
+
+    def allow_host(self, name: str) -> None:
+        """Accept ``name`` in ``Host`` (with our port) and ``Origin`` from now on."""
+        self.allowed_hosts.add(bare(name))
+        self._host_verdicts.clear()
 
     def check(self, request: web.Request) -> web.Response | None:
         """None when the request may proceed (its credential's name is then ``credential(request)``)."""
-        if "*" not in self.allowed_hosts and not self._host_allowed(request.headers.get("Host", "")):
-            return error_response(403, "Forbidden: Host header not allowed")
+        if "*" not in self.allowed_hosts:
+            host = request.headers.get("Host", "")
+            allowed = self._host_verdicts.get(host)
+            if allowed is None:
+                if len(self._host_verdicts) >= 256:
+                    self._host_verdicts.clear()
+                allowed = self._host_verdicts[host] = self._host_allowed(host)
+            if not allowed:
+                return error_response(403, "Forbidden: Host header not allowed")
         origin = request.headers.get("Origin")
         if origin is not None and not self._origin_allowed(origin):
             return error_response(403, "Forbidden: Origin not allowed")
@@ -124,6 +149,8 @@ class Guard:
         return found[0] if found is not None else None
 
     def _identify(self, request: web.Request) -> tuple[str | None] | None:
+        if not self._secrets:
+            return None  # no token is required: nobody is identified by one
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         return self._match(given.strip().encode()) if scheme.lower() == "bearer" else None
 
@@ -144,7 +171,7 @@ class Guard:
             name, _, port = host.partition(":")
         if bare(name) not in self.allowed_hosts:
             return False
-        return port == str(self.port) or (not port and self.port == 80)
+        return port == str(self._port) or (not port and self._port == 80)
 
     def _origin_allowed(self, origin: str) -> bool:
         if origin.lower().rstrip("/") in self._allowed_origins:

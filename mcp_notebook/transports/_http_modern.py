@@ -22,6 +22,8 @@ from .base import Peer, Serves
 
 __all__ = ["ModernPosts", "modern_answer"]
 
+_LEGACY_NEWEST_FIRST = tuple(reversed(SUPPORTED_VERSIONS))  # what a -32022 answer lists after the modern ones
+
 
 class ModernPosts:
     """A modern POST: header and ``_meta`` checks, then its engine (``serve_inline``, ``serve_one`` or a
@@ -36,6 +38,7 @@ class ModernPosts:
         _serve_inline: Callable[..., tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]] | None
         _first: FirstActivity
         _header_schemas: dict[int, tuple[dict[str, Any], bool]]
+        _peers: dict[tuple[str | None, str | None], Peer]
 
         def _session(self, session_id: str, request: web.Request, client: str = "") -> _Session: ...
 
@@ -76,7 +79,7 @@ class ModernPosts:
             error = modern.check_headers(request.headers, message.method, message.params)
             if error is not None:
                 raise error
-            modern.read_meta(message.method, message.params, also=tuple(reversed(SUPPORTED_VERSIONS)))
+            modern.read_meta(message.method, message.params, also=_LEGACY_NEWEST_FIRST)
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return modern_answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
@@ -88,7 +91,7 @@ class ModernPosts:
         stream = session.open_request(message, json_mode=json_mode)
         stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
         self._modern.add(session)  # so that stop() answers it like a legacy session's requests
-        peer = Peer("http", None, session.credential, session.identity, lasting=False)
+        peer = self._peer(session.credential, session.identity)
         if self._serve_inline is not None and message.method != "subscriptions/listen":  # (a long stream)
             return await self._post_inline(request, session, stream, text, peer)
         if self._serve_one is not None:
@@ -149,6 +152,16 @@ class ModernPosts:
             if writer is not None and not writer.done():
                 writer.cancel()
             session.terminate("the request ended")
+
+    def _peer(self, credential: str | None, identity: str | None) -> Peer:
+        """Who a modern POST comes from: one (immutable) Peer per credential and identity, not per POST."""
+        key = (credential, identity)
+        peer = self._peers.get(key)
+        if peer is None:
+            if len(self._peers) >= 1024:
+                self._peers.clear()
+            peer = self._peers[key] = Peer("http", None, credential, identity, lasting=False)
+        return peer
 
     def _check_param_headers(self, request: web.Request, message: Request) -> None:
         """``Mcp-Param-*`` headers against the called tool's ``x-mcp-header`` parameters (SEP-2243)."""

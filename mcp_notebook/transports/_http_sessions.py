@@ -52,7 +52,7 @@ class _Stream:
         self.next_seq = 0
         self.delivered = -1  # highest seq written to some connection
         self.finished = False  # no event will be added any more
-        self.done = asyncio.Event()  # JSON mode: the answer is there
+        self._done: asyncio.Event | None = None  # made when first awaited (a JSON-mode legacy POST)
         self.answer: str | None = None
         self.writer: _Writer | None = None
         self.activity = asyncio.Event()  # set by every event and by finish (a modern POST waits on it)
@@ -60,6 +60,15 @@ class _Stream:
         self.event_ids = True  # False for a 2026-07-28 response: no resumption, so no event ids
         self.abandoned = False  # its client left before the first event (set by :class:`FirstActivity`)
         self.on_activity: Callable[[], None] | None = None  # told of every event, the end, abandonment
+
+    @property
+    def done(self) -> asyncio.Event:
+        """Set once the stream is finished (JSON mode: the answer is there, or there will be none)."""
+        if self._done is None:
+            self._done = asyncio.Event()
+            if self.finished:
+                self._done.set()
+        return self._done
 
     def signal_activity(self) -> None:
         self.activity.set()
@@ -87,11 +96,13 @@ class _Stream:
         if self.finished:
             return
         self.finished = True
+        if self._done is not None:
+            self._done.set()
         if answer is not None:
             self.answer = answer
             if not self.json_mode:
-                self.add(answer)
-        self.done.set()
+                self.add(answer)  # which signals the activity and wakes the writer
+                return
         self.signal_activity()
         if self.writer is not None:
             self.writer.wake.set()

@@ -52,7 +52,7 @@ from mcp_notebook.protocol.jsonrpc import (
 )
 from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
 
-from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts, bare
+from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts
 from ._http_guard import error_response as _error
 from ._http_modern import ModernPosts
 from ._http_sessions import FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream, _Writer
@@ -145,6 +145,7 @@ class StreamableHTTPServer(ModernPosts):
         self._watcher: asyncio.Task[None] | None = None
         # id(inputSchema) -> (the schema, whether it has x-mcp-header parameters): walked once per schema
         self._header_schemas: dict[int, tuple[dict[str, Any], bool]] = {}
+        self._peers: dict[tuple[str | None, str | None], Peer] = {}  # modern POSTs' Peers, by who they are
         self._url: str | None = None
 
     @property
@@ -190,7 +191,7 @@ class StreamableHTTPServer(ModernPosts):
         self._runner = runner
         self.guard.port = sock.getsockname()[1]
         if host not in ("0.0.0.0", "::", ""):
-            self.guard.allowed_hosts.add(bare(host))
+            self.guard.allow_host(host)
         shown = f"[{host}]" if ":" in host else host
         self._url = f"http://{shown}:{self.guard.port}{self.path}"
         loop = asyncio.get_running_loop()
@@ -318,7 +319,8 @@ class StreamableHTTPServer(ModernPosts):
         if isinstance(text, web.Response):
             return text
         text = read(text)  # decoded here, once: the engine gets this Wire and does not decode it again
-        if text.lstrip().startswith("["):
+        first = text[:1]  # (lstrip would copy a whole Wire, a str subclass, to look at one character)
+        if first == "[" or (first.isspace() and text.lstrip().startswith("[")):
             return await self._post_batch(request, text)
         message = parse(text)[0]
         if isinstance(message, Invalid):

@@ -406,6 +406,31 @@ async def test_host_and_origin_are_validated(
         assert resp.status == 200
 
 
+def test_host_verdicts_are_cached_until_the_port_or_the_allowed_hosts_change() -> None:
+    """The Host check is remembered per header value (a client sends the same one every time); a new port
+    or a newly allowed host is seen at once, and made-up Host values cannot grow the memory past its bound."""
+    from aiohttp.test_utils import make_mocked_request
+
+    from mcp_notebook.transports._http_guard import Guard
+
+    def verdict(guard: Guard, host: str) -> int | None:
+        refusal = guard.check(make_mocked_request("POST", "/mcp", headers={"Host": host}))
+        return None if refusal is None else refusal.status
+
+    guard = Guard(token=None, tokens=None, allowed_hosts=None, allowed_origins=())
+    guard.port = 8000
+    assert verdict(guard, "127.0.0.1:8000") is None and verdict(guard, "127.0.0.1:9000") == 403
+    guard.port = 9000
+    assert verdict(guard, "127.0.0.1:9000") is None and verdict(guard, "127.0.0.1:8000") == 403
+    assert verdict(guard, "mcp.example.com:9000") == 403
+    guard.allow_host("MCP.example.com")
+    assert verdict(guard, "mcp.example.com:9000") is None
+    for i in range(1000):
+        assert verdict(guard, f"evil{i}.example.com:9000") == 403
+    assert len(guard._host_verdicts) <= 256
+    assert verdict(guard, "mcp.example.com:9000") is None
+
+
 async def test_bearer_token(echo: EchoServer, raw: aiohttp.ClientSession) -> None:
     server = StreamableHTTPServer(echo, token="s3cret")
     url = await server.start()

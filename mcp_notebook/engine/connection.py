@@ -339,7 +339,15 @@ class Connection:
             else:
                 self._arm(pending, timeout, max_timeout)
                 await self._post_exchange(post, text, request_id, pending)
-            return await self._wait(request_id, method, pending)
+            try:  # the answer (its timer is armed), awaited here: no coroutine of its own per request
+                result: dict[str, Any] = await pending.future
+                return result
+            except Expired as expired:
+                waited = expired.args[0]
+                if not pending.cut:
+                    await self._abandon(request_id, method, f"timed out after {waited:g} s")
+                message = f"{method} (request {request_id}) timed out after {waited:g} s"
+                raise RequestTimeoutError(message) from None
         except asyncio.CancelledError:
             if not pending.cut:  # a cut exchange already cancelled the request on the wire
                 await self._abandon(request_id, method, "the caller cancelled the request")
@@ -379,18 +387,6 @@ class Connection:
             raise
         finally:
             pending.caller = None
-
-    async def _wait(self, request_id: RequestId, method: str, pending: Pending) -> dict[str, Any]:
-        """Await the answer (its timer is armed)."""
-        try:
-            result: dict[str, Any] = await pending.future
-            return result
-        except Expired as expired:
-            waited = expired.args[0]
-            if not pending.cut:
-                await self._abandon(request_id, method, f"timed out after {waited:g} s")
-            message = f"{method} (request {request_id}) timed out after {waited:g} s"
-            raise RequestTimeoutError(message) from None
 
     async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
         if method in ("initialize", "server/discover") or self._closed.is_set():

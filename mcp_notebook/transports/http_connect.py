@@ -5,7 +5,7 @@ Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 import aiohttp
@@ -53,14 +53,13 @@ class HTTPClientTransport:
     def tools(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
         self.streamable.tools = tools
 
-    async def post_inline(self, message: str) -> None:
+    def post_inline(self, message: str) -> Coroutine[Any, Any, None]:
         """A modern request's exchange in the caller's task (Streamable HTTP); after a fall back to HTTP+SSE,
         which has no such exchange, the message is sent as :meth:`send` sends it (its answer comes through
-        the queue)."""
+        the queue). The coroutine of the one that does it, returned as it is (no coroutine around it)."""
         if self.legacy is None:
-            await self.streamable.post_inline(message)
-        else:
-            await self.legacy.send(message)
+            return self.streamable.post_inline(message)
+        return self.legacy.send(message)
 
     @property
     def take_answer(self) -> Callable[[str], bool] | None:

@@ -46,7 +46,6 @@ from .client_tasks import TaskClientMixin, TaskStatusCallback
 from .connection import Connection, ProgressCallback
 from .modern_client import (
     Subscriptions,
-    answer_modern,
     modern_request,
     probe,
     remember_era,
@@ -330,7 +329,9 @@ class Client(InputAnswers, TaskClientMixin):
         result is answered with this client's handlers and retried (MRTR) until the result is complete.
         """
         options.setdefault("timeout", self.timeout)
-        connection = await self._live()
+        connection = self._connection
+        if connection is None or connection.closed:  # not connected, or the server ended our HTTP session
+            connection = await self._live()
         if not self._modern:
             result = await connection.request(method, params, **options)
             check_result(method, params, result)  # a malformed result is an error here, not a surprise later
@@ -339,9 +340,6 @@ class Client(InputAnswers, TaskClientMixin):
 
     def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
         return with_meta(self, params)
-
-    async def _answer_modern(self, request: dict[str, Any]) -> dict[str, Any]:
-        return await answer_modern(self, request)  # one inputRequests entry (tasks use it too)
 
     async def _live(self) -> Connection:
         """The connection, after starting a new HTTP session if the server ended ours.
@@ -450,7 +448,8 @@ class Client(InputAnswers, TaskClientMixin):
         ``timeout`` (default: the client's) restarts on every progress notification when a
         ``progress_callback`` is given. Cancelling the awaiting task sends ``notifications/cancelled``.
         """
-        await self._refresh_tools_if_needed(name)
+        if self._tools_stale or name not in self._tools:
+            await self._refresh_tools_if_needed(name)
         # a DataFrame, numpy values, datetimes... as their JSON form (README "Data frames and arrays")
         params: dict[str, Any] = {"name": name, "arguments": jsonable_arguments(arguments)}
         task_params = self._task_for_call(name, task)
@@ -468,8 +467,8 @@ class Client(InputAnswers, TaskClientMixin):
         if "task" in result if not self._modern else result.get("resultType") == "task":
             result = await self._follow_task(name, result, on_task)
             check_result("tools/call", None, result)  # the task's payload: the tool's own result
-        if self.validate_output and not result.get("isError"):
-            await self._check_structured(name, result)
+        if self.validate_output and not result.get("isError") and self._structured_problem(name, result):
+            await self._check_structured(name, result)  # a mismatch: judged again, maybe by a fresh list
         return cast(CallToolResult, result)  # request() checked it has that shape
 
     async def map(

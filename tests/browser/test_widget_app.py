@@ -352,3 +352,41 @@ def test_a_failing_module_says_why_at_once_and_a_result_sets_only_traits(browser
         assert answer["error"]["code"] == -32601, answer
     finally:
         page.close()
+
+
+def test_the_tools_input_sets_the_traits_it_names_until_a_result_comes(browser: Browser) -> None:
+    """Before: ``ui/notifications/tool-input`` was ignored by a widget app, so ``counter(start=5)`` showed the
+    trait defaults until the result came (and forever when the tool failed). The arguments now set the traits
+    they name (others are ignored); the result then wins, and an input arriving after it changes nothing."""
+    import anywidget
+    import traitlets
+
+    class Counter(anywidget.AnyWidget):
+        _esm = ESM
+        count = traitlets.Int(0).tag(sync=True)
+        label = traitlets.Unicode("clicks").tag(sync=True)
+
+    page = browser.new_page()
+    try:
+        document = widget_document(Counter, name="counter")
+        page.set_content(ROUND_TRIP_HOST.replace("DOCUMENT", json.dumps(document).replace("</", "<\\/")))
+        button = page.frame_locator("#app").locator("#count")
+        expect(button).to_have_text("clicks: 0", timeout=UI_TIMEOUT_MS)
+        page.evaluate(
+            "() => window.hostSend({method: 'ui/notifications/tool-input',"
+            " params: {arguments: {count: 5, label: 'from the input', start: 99, constructor: 1}}})"
+        )
+        expect(button).to_have_text("from the input: 5", timeout=UI_TIMEOUT_MS)
+        page.evaluate(
+            "() => window.hostSend({method: 'ui/notifications/tool-result',"
+            " params: {content: [], structuredContent: {count: 9}}})"
+        )
+        expect(button).to_have_text("from the input: 9", timeout=UI_TIMEOUT_MS)
+        page.evaluate(
+            "() => window.hostSend({method: 'ui/notifications/tool-input', params: {arguments: {count: 1}}})"
+        )
+        page.evaluate("() => window.hostSend({id: 3, method: 'ping', params: {}})")  # after the input
+        page.wait_for_function("() => window.messages.some((m) => m.id === 3)", timeout=UI_TIMEOUT_MS)
+        expect(button).to_have_text("from the input: 9")
+    finally:
+        page.close()

@@ -3,12 +3,13 @@
 // ES module, which runs unmodified. Everything comes from the page itself (the JSON block #mcpnb-widget):
 // nothing is fetched.
 //
-// The model: state starts from the widget's synced traits; a tool result's structuredContent keys that name
-// one of them update it (change:NAME, then change). model.save_changes() sends the traits changed since the
-// last save: to the tool named saveTool (tools/call, its arguments those traits; its result applied by the
-// same rule), or, without one, to the host as ui/update-model-context (the whole state). model.send(content)
-// calls the tool named sendTool with {content} and hands its structuredContent back to the widget as a
-// msg:custom; without one it goes to the host's log (notifications/message).
+// The model: state starts from the widget's synced traits; the tool's arguments (ui/notifications/tool-input),
+// then its result's structuredContent keys, that name one of them update it (change:NAME, then change).
+// model.save_changes() sends the traits changed since the last save: to the tool named saveTool (tools/call,
+// its arguments those traits; its result applied by the same rule), or, without one, to the host as
+// ui/update-model-context (the whole state). model.send(content) calls the tool named sendTool with
+// {content} and hands its structuredContent back to the widget as a msg:custom; without one it goes to the
+// host's log (notifications/message).
 (() => {
   const PROTOCOL = "2026-01-26";
   const config = JSON.parse(document.getElementById("mcpnb-widget").textContent);
@@ -96,15 +97,27 @@
     for (const [name, value] of Object.entries(state)) out[name] = toJson(value);
     return out;
   };
-  const applyResult = (result) => {
-    const structured = result && !result.isError ? result.structuredContent : null;
-    if (!structured || typeof structured !== "object" || Array.isArray(structured)) return;
+  const traitsOf = (values) => {
     const changes = {};
-    for (const [name, value] of Object.entries(structured)) {
+    for (const [name, value] of Object.entries(values)) {
       if (!(name in state)) continue; // only the widget's synced traits
       changes[name] = binary.has(name) && typeof value === "string" ? toView(value) : value;
     }
-    update(changes, false);
+    return changes;
+  };
+  const isRecord = (value) => Boolean(value) && typeof value === "object" && !Array.isArray(value);
+  let resultApplied = false;
+  const applyResult = (result) => {
+    const structured = result && !result.isError ? result.structuredContent : null;
+    if (!isRecord(structured)) return;
+    resultApplied = true;
+    update(traitsOf(structured), false);
+  };
+  // The tool's arguments set the traits they name, as the result's keys do; the result, which comes after,
+  // wins: an input that arrives once a result was applied changes nothing.
+  const applyInput = (params) => {
+    if (resultApplied || !params || !isRecord(params.arguments)) return;
+    update(traitsOf(params.arguments), false);
   };
   const failed = (what) => (error) => log("error", `${what}: ${error && error.message ? error.message : error}`);
 
@@ -258,7 +271,7 @@
 
   // ---- what the host sends ---------------------------------------------------------------------------------
   handlers["ui/notifications/tool-result"] = (params) => applyResult(params);
-  handlers["ui/notifications/tool-input"] = () => {};
+  handlers["ui/notifications/tool-input"] = (params) => applyInput(params);
   handlers["ui/notifications/tool-input-partial"] = () => {};
   handlers["ui/notifications/tool-cancelled"] = () => {};
   handlers["ui/notifications/host-context-changed"] = (params) => applyContext(params);

@@ -11,6 +11,9 @@ Ours only (the SDK has no batch call); the ratios are against our own sequential
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import math
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -38,6 +41,7 @@ server.run_stdio()
 COMMAND = [PYTHON, "-c", SERVER]
 CONCURRENCY = (1, 8, 32)
 TARGET = 3.0  # issue 9: at concurrency 8, at least 3x the sequential loop
+PerCase = dict[str, list[float]]  # measurements by case ("loop", "c8"...; CPU: "c8 client"...)
 TOOLS: dict[str, Callable[[int], dict[str, Any]]] = {
     "add": lambda i: {"a": i, "b": 1},
     "wait": lambda i: {"ms": 2.0},
@@ -54,26 +58,71 @@ async def _timed(work: Callable[[], Awaitable[Any]], n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-async def _client_rates(tool: str, n: int, rounds: int) -> dict[str, list[float]]:
+def _process_cpu(pid: int | None) -> float:
+    """Seconds of CPU a process has used, all its threads (Linux: /proc); NaN where that cannot be read."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError):
+        return math.nan
+    return total / 1e9
+
+
+async def _client_rates(tool: str, n: int, rounds: int) -> tuple[PerCase, PerCase]:
+    """Rows/s per case, and CPU per row in us per case and process (``"loop client"``, ``"c8 server"``...)."""
     from mcp_notebook import Client
 
-    rates: dict[str, list[float]] = {}
+    rates: PerCase = {}
+    cpu: PerCase = {}
     rows = _rows(tool, n)
     async with Client(COMMAND) as client:  # the default era, as mcp.connect uses
         await client.call_tool(tool, rows[0])  # warm: tools/list, validators
+        server = getattr(client.connection.transport, "pid", None)
 
         async def loop() -> None:
             for row in rows:
                 await client.call_tool(tool, row)
 
+        async def measured(case: str, work: Callable[[], Awaitable[float]]) -> None:
+            ours, theirs = time.process_time(), _process_cpu(server)
+            rates.setdefault(case, []).append(await work())
+            cpu.setdefault(f"{case} client", []).append((time.process_time() - ours) / n * 1e6)
+            cpu.setdefault(f"{case} server", []).append((_process_cpu(server) - theirs) / n * 1e6)
+
+        async def mapped(c: int) -> float:
+            run = await client.map(tool, rows, concurrency=c)
+            if run.failed:
+                raise RuntimeError(f"{run.failed} rows failed: {run.ordered()[0].error}")
+            return n / ((run.finished or 0) - run.started)
+
         for _ in range(rounds):  # interleaved, so load on the machine hits every case alike
-            rates.setdefault("loop", []).append(await _timed(loop, n))
+            await measured("loop", lambda: _timed(loop, n))
             for c in CONCURRENCY:
-                run = await client.map(tool, rows, concurrency=c)
-                if run.failed:
-                    raise RuntimeError(f"{run.failed} rows failed: {run.ordered()[0].error}")
-                rates.setdefault(f"c{c}", []).append(n / ((run.finished or 0) - run.started))
-    return rates
+                await measured(f"c{c}", functools.partial(mapped, c))
+    return rates, cpu
+
+
+def _cpu_note(rates: PerCase, cpu: PerCase) -> str:
+    """What two cores allow at c=8, from the CPU each process spends per row (see the note it makes)."""
+    per_row = {k: median(v) for k, v in cpu.items()}
+    if any(math.isnan(v) for v in per_row.values()):
+        return "CPU per row: not measured (no /proc on this system)."
+    cases = ", ".join(
+        f"{name} {per_row[f'{case} client']:.0f} / {per_row[f'{case} server']:.0f}"
+        for case, name in (("loop", "loop"), ("c1", "c=1"), ("c8", "c=8"), ("c32", "c=32"))
+    )
+    client, server = per_row["c8 client"], per_row["c8 server"]
+    floor = max(client, server, (client + server) / 2)  # one process per core at best, two cores at most
+    bound = 1e6 / median(rates["loop"]) / floor
+    cores = (client + server) / (1e6 / median(rates["c8"]))
+    return (
+        f"`add`, CPU per row in us, client / server process (all threads), median: {cases}. At c=8 a row "
+        f"cannot take less than max(client, server, (client + server) / 2) = {floor:.0f} us on 2 cores, "
+        f"{bound:.2f}x the loop's rate, if both processes ran at once all the time; they used "
+        f"{cores:.2f} cores on average (CPU per row / wall per row)."
+    )
 
 
 def _notebook_rates(mcp: Any, tool: str, n: int, rounds: int) -> list[float]:
@@ -124,8 +173,11 @@ def run(settings: Settings) -> Section:
 
         mcp.disconnect("bench")
         unload(shell)
+    cpu_note = ""
     for tool in TOOLS:
-        rates = asyncio.run(_client_rates(tool, n, rounds))
+        rates, cpu = asyncio.run(_client_rates(tool, n, rounds))
+        if tool == "add":
+            cpu_note = _cpu_note(rates, cpu)
         notebook = notebook_rates[tool]
         cells = [fmt_num(median(rates[k])) for k in ("loop", "c1", "c8", "c32")]
         section.rows.append([f"`{tool}`", *cells, fmt_num(median(notebook))])
@@ -141,6 +193,7 @@ def run(settings: Settings) -> Section:
         "`add` does no work, so its row rate is the machinery's cost; `wait` awaits 2 ms per row, as a "
         "remote tool doing I/O would.",
         "Per-row overhead of `map` (c=1) over the bare loop: " + ", ".join(overheads) + ".",
+        cpu_note,
         "`mcp.map` adds the notebook's handle, audit entry, policy decision and throttled progress updates.",
         "With `add` every row is CPU in the client and in the server and nothing else, so concurrency can "
         "only overlap the two processes (at most about 2x on this 2-core machine, shared with other work); "

@@ -109,7 +109,7 @@ def retry_after(resp: aiohttp.ClientResponse, default: float = 1.0) -> float:
     value = resp.headers.get("Retry-After", "").strip()
     if not value:
         return default
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # delay-seconds is ASCII digits: str.isdigit() also takes '²'
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

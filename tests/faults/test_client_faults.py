@@ -89,8 +89,10 @@ INITIALIZED = {
 }
 
 
-@pytest.mark.parametrize("retry_after", ["1", "3600"])
+@pytest.mark.parametrize("retry_after", ["1", "3600", "\u00b2"])
 async def test_http_429_retry_after_is_honoured_for_a_bounded_time(retry_after: str) -> None:
+    """A Retry-After that is neither delay-seconds (ASCII digits) nor an HTTP date, such as a superscript
+    two (a digit to str.isdigit(), not to float()), is the default 1 s: waited, then sent again."""
     posts: list[float] = []
 
     async def limited(request: web.Request) -> web.Response:
@@ -104,7 +106,7 @@ async def test_http_429_retry_after_is_honoured_for_a_bounded_time(retry_after: 
     try:
         transport = await StreamableHTTPClientTransport.start(url)
         client = Client(transport, timeout=60, era="legacy")  # the mock answers only initialize
-        if retry_after == "1":  # waited, then sent again: the handshake succeeds
+        if retry_after != "3600":  # waited, then sent again: the handshake succeeds
             await asyncio.wait_for(client.connect(), WAIT)
             assert len(posts) >= 2 and posts[1] - posts[0] >= 0.9
             assert client.server_info["name"] == "limited"

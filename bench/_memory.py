@@ -81,6 +81,7 @@ def run(settings: Settings) -> Section:
         "Median of the rounds; the range of the rounds in brackets. One client, one call at a time.",
         "Ours serializes JSON-RPC even in memory; the SDK default dispatches Python objects directly "
         "(no JSON); SDK mode=legacy passes message objects over anyio memory streams.",
-        "Sync tools run in a worker thread in both libraries (ours: engine/workers.py; SDK: anyio.to_thread)",
+        "Sync tools run in a worker thread in both libraries (ours: engine/workers.py; SDK: anyio.to_thread, "
+        "in FuncMetadata.call_fn): the echo and add tools are plain def functions in both, echo_async async",
     ]
     return section

@@ -150,18 +150,22 @@ class Flow:
     def __init__(self) -> None:
         self._open = asyncio.Event()
         self._open.set()
+        self.paused = False  # the transport's buffer is past its high-water mark: writers wait in drain()
         self.lost = asyncio.Event()
         self.exc: BaseException | None = None
 
     def pause(self) -> None:
+        self.paused = True
         self._open.clear()
 
     def resume(self) -> None:
+        self.paused = False
         self._open.set()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.exc = exc
         self.lost.set()
+        self.paused = False
         self._open.set()
 
     async def drain(self) -> None:
@@ -189,8 +193,10 @@ class PipeSink:
     that send as before). Those written after it are gathered and go out in one write when their turn of
     the event loop ends (a batch's next calls after a read of several answers; the answers of tool calls
     that ended together): one system call and one wake-up of the reading process for them all. Past
-    :data:`GATHER_BYTES` gathered they go out at once, so ``drain`` keeps flow control as before. A gathered
-    message's broken pipe is raised by a later write. ``aclose`` writes what is gathered first.
+    :data:`GATHER_BYTES` gathered, or while the transport is paused (its buffer past the high-water mark),
+    they go out at once and the writer waits in ``drain`` as before: flow control holds a writer that sends
+    less than that per turn too. A gathered message's broken pipe is raised by a later write. ``aclose``
+    writes what is gathered first.
     """
 
     def __init__(self, transport: asyncio.WriteTransport, flow: Flow, close_timeout: float) -> None:
@@ -216,9 +222,9 @@ class PipeSink:
                 self._loop.call_soon(self.flush)
             gathered.append(data)
             self._size += len(data)
-            if self._size < GATHER_BYTES:
+            if self._size < GATHER_BYTES and not self._flow.paused:
                 return
-            self.flush()
+            self.flush()  # then wait to drain, as the first message does
         if transport.is_closing():  # EPIPE inside write(): asyncio closes the pipe instead of raising
             raise self._flow.error()
         await self._flow.drain()

@@ -15,6 +15,7 @@ import pytest
 from mcp_notebook.transports._stdio_io import GATHER_BYTES
 from mcp_notebook.transports.base import TransportClosed
 from mcp_notebook.transports.stdio import StdioServerTransport
+from tests.waiting import wait_until_async
 
 WAIT = 20.0
 
@@ -102,3 +103,41 @@ async def test_a_broken_pipe_under_gathered_messages_is_raised_by_a_later_send(
             await transport.send(message(i))
             await asyncio.sleep(0)
     assert isinstance(info.value.__cause__, BrokenPipeError)
+
+
+async def test_flow_control_holds_a_writer_that_sends_less_than_a_gathering_per_turn(
+    served: tuple[StdioServerTransport, BinaryIO, BinaryIO],
+) -> None:
+    """A tool sending one notification per turn of the loop to a client that does not read: each message is
+    gathered and flushed when its turn ends, so none reaches GATHER_BYTES. Once the pipe is full and the
+    transport paused, the sender must wait there (drain), not grow asyncio's buffer without bound."""
+    transport, _, _ = served
+    sent = 0
+
+    async def produce() -> None:
+        nonlocal sent
+        for i in range(100_000):  # ~100 MB: far past the pipe (1 MiB at most) and the high-water mark
+            await transport.send(message(i, 1000))
+            sent += 1
+            await asyncio.sleep(0)  # the tool's own work between two notifications
+
+    producer = asyncio.ensure_future(produce())
+    try:
+        await transport.send(message(-1))  # the transport's pipe is opened by its first use
+        io = transport._io
+        assert io is not None
+        flow = io.sink._flow  # type: ignore[attr-defined]
+
+        async def full() -> bool:
+            return bool(flow.paused or producer.done())
+
+        await wait_until_async(full, "the pipe to fill", timeout=WAIT)
+        assert not producer.done()
+        before = sent
+        for _ in range(200):  # two hundred turns of the loop while paused: the producer stays held
+            await asyncio.sleep(0)
+        assert sent - before <= 1
+        assert io.sink._transport.get_write_buffer_size() < 4 * GATHER_BYTES  # type: ignore[attr-defined]
+    finally:
+        producer.cancel()
+        await asyncio.gather(producer, return_exceptions=True)

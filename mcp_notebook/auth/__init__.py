@@ -1,8 +1,9 @@
 """MCP authorization (OAuth 2.1): the client side (:class:`OAuth`, used as ``Client(url, auth=OAuth())``),
 token stores, and the protected-resource side for served notebooks (:mod:`.resource`).
 
-``discovery`` and ``grant`` are sans-IO (stdlib only); ``oauth``, ``loopback`` and ``resource`` do the HTTP
-with aiohttp. Names are imported lazily so ``import mcp_notebook`` stays light.
+``discovery`` and ``grant`` are sans-IO (stdlib only); ``oauth`` (with ``fetch``, ``flows`` and ``tokens``),
+``loopback`` and ``resource`` do the HTTP with aiohttp. Names are imported lazily so ``import mcp_notebook``
+stays light.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from mcp_notebook.auth import discovery
 from mcp_notebook.auth.discovery import AuthError, check_issuer, check_resource
+from mcp_notebook.auth.fetch import get_json
 from mcp_notebook.auth.loopback import CallbackListener
 from mcp_notebook.auth.oauth import OAuth
 
@@ -66,7 +67,7 @@ async def _fetch(server_url: str, url: str) -> Any:
     oauth = OAuth(store="memory")
     oauth._server_url = server_url
     async with oauth._session() as http:
-        return await oauth._get_json(http, url)
+        return await get_json(http, server_url, url)
 
 
 async def test_every_redirect_hop_is_checked(internal: int, public_127_0_0_2: None) -> None:

@@ -12,9 +12,9 @@ The rules, in the widget's terms:
 * **Initial state**: the widget's own synced traits (those its class adds to ``anywidget.AnyWidget``'s):
   for a class, their defaults; for an instance, their current values when the resource is read. Bytes
   travel as base64 and reach the widget as a ``DataView``, as anywidget gives them.
-* **The tool's input**: each argument that names one of those traits sets it (``ui/notifications/tool-input``),
-  so ``counter(count=5)`` shows 5 before the result arrives; an input that comes after a result changes
-  nothing.
+* **The tool's input**: each argument that names one of those traits sets it
+  (``ui/notifications/tool-input``), so ``counter(count=5)`` shows 5 before the result arrives; an input
+  that comes after a result changes nothing.
 * **The tool's result**: each key of ``structuredContent`` that names one of those traits sets it in the
   model (``change:NAME`` then ``change``, as in Jupyter); other keys are ignored, and so is a result with
   ``isError``. A tool returning a ``TypedDict`` or dataclass with the traits' names drives the widget.

@@ -9,22 +9,43 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import aiohttp
 
 from .discovery import AuthError, ScopeRefused, ServerMetadata, check_fetch
 from .fetch import JSON, json_or_none
-from .grant import ClientRegistration, client_auth, start_authorization
+from .grant import ClientRegistration, PendingAuthorization, client_auth, start_authorization
 from .loopback import CallbackListener
+from .store import TokenStore
 from .tokens import Tokens, token_request
-
-if TYPE_CHECKING:
-    from .oauth import OAuth
 
 __all__ = ["authorization_code", "client_credentials", "enterprise", "refresh", "registration"]
 
 log = logging.getLogger("mcp_notebook.auth")
+
+
+class OAuth(Protocol):
+    """What the flows use of :class:`.oauth.OAuth` (its settings, the store, the pending authorization)."""
+
+    client_id: str | None
+    _client_secret: str | None
+    token_endpoint_auth_method: str | None
+    client_metadata_url: str | None
+    client_name: str
+    redirect_uri: str | None
+    signing_algorithm: str
+    _private_key: str | None
+    idp_token_endpoint: str | None
+    idp_client_id: str | None
+    _id_token: str | None
+    store: TokenStore
+    pending: PendingAuthorization | None
+    _server_url: str
+
+    async def _wait_for_callback(
+        self, pending: PendingAuthorization, listener: CallbackListener | None
+    ) -> str: ...
 
 
 def _registers_dynamically(oauth: OAuth, server: ServerMetadata) -> bool:

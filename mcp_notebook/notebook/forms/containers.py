@@ -7,6 +7,7 @@ scalar fields and the field base classes are in ``fields``.
 from __future__ import annotations
 
 import abc
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -29,19 +30,21 @@ from .fields import (
     build_number,
     build_string,
     build_textarea,
-    build_titled_enum,
     with_default,
 )
+from .probe import LAZY_KINDS, NO_PROBE, probe
 from .schema import Schema, branch_label, prepare, split_nullable, union_branches
 
 __all__ = [
     "BUILDERS",
     "LAZY_AFTER",
+    "PAGE",
     "ArrayField",
     "LazyField",
     "MapField",
     "NullableField",
     "ObjectField",
+    "Page",
     "UnionField",
     "build",
     "build_root",
@@ -49,27 +52,64 @@ __all__ = [
 
 
 class ObjectField(Field):
-    """A fieldset: one field per property, in schema order (nested objects framed)."""
+    """A fieldset: one field per property, in schema order (nested objects framed).
+
+    In a large form (``kit.lazy``) an object of more than ``PAGE`` properties builds the first ``PAGE``;
+    the others wait in pages of ``PAGE``, each a button until opened (:class:`Page`)."""
 
     def __init__(self, kit: Kit, spec: Spec, root: bool = False) -> None:
         self.root = root
         required = set(spec.schema.get("required", ()))
-        self.fields: dict[str, Field] = {}
+        specs: dict[str, Spec] = {}
         for name, sub in spec.schema["properties"].items():
             label = sub.get("title") if isinstance(sub, Mapping) else None
             prepared = prepare(kit.root, sub, spec.prepared.refs)
-            self.fields[name] = build(kit, Spec(prepared, str(label or name), name in required))
+            specs[name] = Spec(prepared, str(label or name), name in required)
+        #: every property, in schema order
+        self.names = list(specs)
+        paged = kit.lazy and len(specs) > PAGE
+        #: the properties built so far (all but those of unopened pages)
+        self.fields = {name: build(kit, specs[name]) for name in self.names[: PAGE if paged else None]}
+        self.pages = [
+            Page(kit, {n: specs[n] for n in self.names[at : at + PAGE]}, at, len(specs))
+            for at in range(PAGE, len(specs) if paged else 0, PAGE)
+        ]
+        self._page_of = {name: page for page in self.pages for name in page.specs}
         parts = [part for f in self.fields.values() for part in f.parts]
-        body = widgets.VBox(parts, layout=kit.plain if root else kit.boxed)
+        body = widgets.VBox(parts + [p.button for p in self.pages], layout=kit.plain if root else kit.boxed)
         for field in self.fields.values():
             if isinstance(field, LazyField):
                 field.holder = body  # opening it swaps its button for the section, in this box
+        for page in self.pages:
+            page.owner, page.holder = self, body
         super().__init__(kit, spec, body)
 
+    def field(self, name: str) -> Field:
+        """The field of property ``name``, its page opened (built and shown) first."""
+        if name in self._page_of:
+            self._page_of[name].open()
+        return self.fields[name]
+
+    def reveal(self, name: Key) -> None:
+        """Open the page holding property ``name``, if any (to show a message next to it)."""
+        page = self._page_of.get(name) if isinstance(name, str) else None
+        if page is not None:
+            page.open()
+
+    def _get(self, name: str) -> Any:
+        if name in self.fields:
+            return self.fields[name].get()
+        return self._page_of[name].get(name)
+
+    def _is_const(self, name: str) -> bool:
+        if name in self.fields:
+            return self.fields[name].is_const
+        return self._page_of[name].specs[name].prepared.kind in ("const", "null")
+
     def get(self) -> Any:
-        out = {name: f.get() for name, f in self.fields.items()}
+        out = {name: self._get(name) for name in self.names}
         out = {name: v for name, v in out.items() if v is not EMPTY}
-        meaningful = any(not self.fields[name].is_const for name in out)
+        meaningful = any(not self._is_const(name) for name in out)
         if not meaningful and not (self.spec.required or self.root):
             return EMPTY
         return out
@@ -77,14 +117,73 @@ class ObjectField(Field):
     def set(self, value: Any) -> None:
         """Properties ``value`` names take its values; the others go back to their defaults (or empty)."""
         value = value if isinstance(value, Mapping) else {}
-        for name, f in self.fields.items():
+        self.update(value)
+        for name, f in list(self.fields.items()):
+            if name not in value:
+                f.reset()  # an unbuilt field is as built: at its default
+
+    def update(self, value: Mapping[str, Any]) -> None:
+        """Properties ``value`` names take its values; the others keep theirs (unbuilt ones stay unbuilt)."""
+        for name in self.names:
             if name in value:
-                f.set(value[name])
-            else:
-                f.reset()
+                if name not in self.fields:
+                    self._page_of[name].built(name)
+                self.fields[name].set(value[name])
 
     def children(self) -> list[tuple[Key | None, Field]]:
-        return [(name, field) for name, field in self.fields.items()]
+        return [(name, self.fields[name]) for name in self.names if name in self.fields]
+
+
+class Page:
+    """Properties ``at``.. of a long object: a button until opened, then their fields in its place.
+
+    Until then its fields' values are their first values (``probe``), and a field is built alone, unseen,
+    when its value cannot be probed or is set (``update``); opening places every field in schema order."""
+
+    def __init__(self, kit: Kit, specs: dict[str, Spec], at: int, total: int) -> None:
+        self.kit, self.specs = kit, specs
+        self.owner: ObjectField | None = None
+        self.holder: Any = None  # the object's box, where the fields replace the button
+        self.opened = False
+        self._first: dict[str, Any] = {}
+        required = sum(1 for s in specs.values() if s.required)
+        marks = f", {required} required" if required else ""
+        names = list(specs)
+        where = f"{at + 1:,}-{at + len(specs):,} of {total:,}: {names[0]} … {names[-1]}{marks}"
+        self.button = kit.button(f"\N{BLACK RIGHT-POINTING SMALL TRIANGLE} Show fields {where}")
+        self.button.on_click(lambda _b: self.open())
+
+    def built(self, name: str) -> Field:
+        """The field of ``name``, built now if it was not (and recorded in the object's fields)."""
+        assert self.owner is not None
+        fields = self.owner.fields
+        if name not in fields:
+            field = fields[name] = build(self.kit, self.specs[name])
+            if isinstance(field, LazyField):
+                field.holder = self.holder
+        return fields[name]
+
+    def get(self, name: str) -> Any:
+        if name not in self._first:
+            self._first[name] = probe(self.kit, self.specs[name])
+        first = self._first[name]
+        if first is NO_PROBE:
+            return self.built(name).get()
+        return copy.deepcopy(first) if isinstance(first, (list, dict)) else first  # the caller's own
+
+    def open(self) -> None:
+        """Build the page's fields (those not built yet) and show them in place of the button."""
+        if self.opened:
+            return
+        self.opened = True
+        parts = [part for name in self.specs for part in self.built(name).parts]
+        self.holder.children = tuple(
+            part for child in self.holder.children for part in (parts if child is self.button else [child])
+        )
+
+
+#: An object of a large form shows this many properties; the others wait in pages of as many.
+PAGE = 100
 
 
 class _Rows(Field):
@@ -403,7 +502,6 @@ class LazyField(Field):
 
 #: A form whose top level has more properties than this builds optional nested sections lazily.
 LAZY_AFTER = 20
-_LAZY_KINDS = frozenset({"object", "array", "map"})
 
 
 def _is_null_branch(branch: Any) -> bool:
@@ -457,7 +555,7 @@ BUILDERS: dict[str, Builder] = {
     "null": build_null,
     "const": build_const,
     "enum": build_enum,
-    "titled_enum": build_titled_enum,
+    "titled_enum": build_enum,
     "multi_enum": build_multi_enum,
     "object": build_object,
     "array": build_array,
@@ -471,7 +569,7 @@ BUILDERS: dict[str, Builder] = {
 def build(kit: Kit, spec: Spec) -> Field:
     """Build the field for ``spec`` through the dispatch table (lazily: see :class:`LazyField`)."""
     kind = spec.prepared.kind
-    if kit.lazy and kind in _LAZY_KINDS and not spec.bare and not spec.required:
+    if kit.lazy and kind in LAZY_KINDS and not spec.bare and not spec.required:
         return with_default(LazyField(kit, spec))
     return BUILDERS[kind](kit, spec)
 

@@ -421,9 +421,7 @@ def build_number(kit: Kit, spec: Spec) -> Field:
         style=kit.text_style,
     )
 
-    def read(c: Any) -> Any:
-        value, problem = parse_number(c.value, integer)
-        return c.value.strip() if problem else value  # a bad entry reaches validation as the text it is
+    read = number_reader(integer)
 
     def check(c: Any) -> list[str]:
         value, problem = parse_number(c.value, integer)
@@ -443,6 +441,14 @@ def build_number(kit: Kit, spec: Spec) -> Field:
     return with_default(ScalarField(kit, spec, control, read, _write_number, check))
 
 
+def number_reader(integer: bool) -> Callable[[Any], Any]:
+    def read(c: Any) -> Any:
+        value, problem = parse_number(c.value, integer)
+        return c.value.strip() if problem else value  # a bad entry reaches validation as the text it is
+
+    return read
+
+
 def build_boolean(kit: Kit, spec: Spec) -> Field:
     control = widgets.Checkbox(
         value=first_value(_write_bool, spec.schema, False),
@@ -450,40 +456,53 @@ def build_boolean(kit: Kit, spec: Spec) -> Field:
         layout=kit.plain,
         style=kit.check_style,
     )
-    field = ScalarField(kit, spec, control, lambda c: bool(c.value), _write_bool)
+    field = ScalarField(kit, spec, control, _read_bool, _write_bool)
     return with_default(field)
+
+
+def _read_bool(control: Any) -> bool:
+    return bool(control.value)
 
 
 def _write_bool(control: Any, value: Any) -> None:
     control.value = value is True
 
 
-def build_choice(kit: Kit, spec: Spec, values: Sequence[Any], labels: Sequence[str]) -> Field:
+def choice_first(spec: Spec, values: Sequence[Any], labels: Sequence[str]) -> Any:
+    """The Dropdown's options and first value (a stand-in for it, ``_Holder``) for an enum field."""
     options = list(zip(labels, range(len(values)), strict=True))
     blank = not spec.required or "default" not in spec.schema
     if blank:
         options.insert(0, ("—", -1))
-    start = -1 if blank else 0
-    first = _Holder(start, options)
+    first = _Holder(-1 if blank else 0, options)
     if "default" in spec.schema:
         _choice_writer(values)(first, spec.schema["default"])
-    control = widgets.Dropdown(options=options, value=first.value, layout=kit.plain, style=kit.desc_style)
+    return first
+
+
+def build_choice(kit: Kit, spec: Spec, values: Sequence[Any], labels: Sequence[str]) -> Field:
+    first = choice_first(spec, values, labels)
+    control = widgets.Dropdown(
+        options=first.options, value=first.value, layout=kit.plain, style=kit.desc_style
+    )
     return with_default(ScalarField(kit, spec, control, _choice_reader(values), _choice_writer(values)))
 
 
-def build_enum(kit: Kit, spec: Spec) -> Field:
+def enum_choices(spec: Spec) -> tuple[list[Any], list[str]]:
+    """An ``enum`` (or a SEP-1330 titled one, ``oneOf``/``anyOf`` of ``{const, title}``): values, labels."""
+    if spec.prepared.kind == "titled_enum":
+        branches = spec.schema.get("oneOf") or spec.schema["anyOf"]
+        return [b["const"] for b in branches], [str(b.get("title", b["const"])) for b in branches]
     values = list(spec.schema["enum"])
     names = spec.schema.get("enumNames")  # the deprecated 2025-06-18 titled enum (MCP-NOTES §7.5)
     if not (isinstance(names, list) and len(names) == len(values)):
         names = [v if isinstance(v, str) else json.dumps(v) for v in values]
-    return build_choice(kit, spec, values, [str(n) for n in names])
+    return values, [str(n) for n in names]
 
 
-def build_titled_enum(kit: Kit, spec: Spec) -> Field:
-    """SEP-1330 ``oneOf``/``anyOf`` of ``{const, title}``: a Dropdown showing the titles."""
-    branches = spec.schema.get("oneOf") or spec.schema["anyOf"]
-    values = [b["const"] for b in branches]
-    return build_choice(kit, spec, values, [str(b.get("title", b["const"])) for b in branches])
+def build_enum(kit: Kit, spec: Spec) -> Field:
+    """``enum``, or SEP-1330's titled enum: a Dropdown showing the titles."""
+    return build_choice(kit, spec, *enum_choices(spec))
 
 
 def build_multi_enum(kit: Kit, spec: Spec) -> Field:
@@ -525,3 +544,15 @@ def build_null(kit: Kit, spec: Spec) -> Field:
 
 def build_json(kit: Kit, spec: Spec) -> Field:
     return with_default(JsonField(kit, spec))
+
+
+#: The scalar kinds' reader, writer and empty control value: ``probe`` computes a field's first value
+#: from them, without a widget (a large form's unopened page).
+SCALAR_IO: dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any], None], Any]] = {
+    "string": (_read_text, _write_text, ""),
+    "textarea": (_read_text, _write_text, ""),
+    "date": (_read_date, _write_date, None),
+    "integer": (number_reader(True), _write_number, ""),
+    "number": (number_reader(False), _write_number, ""),
+    "boolean": (_read_bool, _write_bool, False),
+}

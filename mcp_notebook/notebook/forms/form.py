@@ -20,7 +20,7 @@ import ipywidgets as widgets
 
 from ..._jsonschema import ValidationError
 from ...tools.validation import SchemaProblem, schema_check
-from .containers import LazyField, NullableField, UnionField, build_root
+from .containers import LazyField, NullableField, ObjectField, UnionField, build_root
 from .fields import EMPTY, ERROR, WARN, Field, Key, Kit
 
 __all__ = ["FieldError", "FormInvalid", "SchemaForm"]
@@ -121,8 +121,11 @@ class SchemaForm:
             ],
             layout=kit.plain,
         )
-        if values:
-            self.set_value({**self.value, **values})
+        if values:  # the others keep their defaults (a large form's unopened pages stay unbuilt)
+            if isinstance(self._root, ObjectField):
+                self._root.update(values)
+            else:
+                self.set_value({**self.value, **values})
 
     # -- value ---------------------------------------------------------------------------------
 
@@ -134,10 +137,9 @@ class SchemaForm:
 
     def field(self, name: str) -> Field:
         """The field of top-level property ``name`` (a table: ``.paste(text)``, ``.use_variable(n)``)."""
-        fields = getattr(self._root, "fields", None) or {}
-        if name not in fields:
+        if not isinstance(self._root, ObjectField) or name not in self._root.names:
             raise KeyError(f"the form has no field {name!r}")
-        found: Field = fields[name]
+        found = self._root.field(name)  # a page of a large form is opened (built and shown) first
         if isinstance(found, LazyField):  # a section of a large form is built when asked for
             found = found.open()
         return found.inner if isinstance(found, NullableField) else found
@@ -151,7 +153,7 @@ class SchemaForm:
     def snapshot(self) -> dict[str, Any]:
         """The form as static HTML (title, description, each top-level field and its value) and rows."""
         value = self.value
-        names = list(getattr(self._root, "fields", {}) or {})
+        names = self._root.names if isinstance(self._root, ObjectField) else []
         rows = [(n, _shown(value[n]) if n in value else "—") for n in names]
         if not names and value:
             rows = [("value", _shown(value))]
@@ -326,6 +328,9 @@ def _locate(root: Field, path: Path) -> tuple[list[Field], int]:
     """The fields at the deepest place ``path`` reaches (wrappers first), and how many parts it used."""
     chain, consumed = _same_place(root), 0
     for part in path:
+        for f in chain:  # a message is about to be shown there: a large form's page holding it opens
+            if isinstance(f, ObjectField):
+                f.reveal(part)
         found = [child for f in chain for key, child in f.children() if key == part]
         if not found:
             break

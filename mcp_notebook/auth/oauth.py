@@ -20,7 +20,6 @@ from typing import Literal
 
 import aiohttp
 
-from . import flows
 from .discovery import (
     AuthError,
     Challenge,
@@ -30,6 +29,7 @@ from .discovery import (
     select_scope,
 )
 from .fetch import discover, guarded_session
+from .flows import Flow, Secrets
 from .grant import PendingAuthorization
 from .loopback import CallbackListener
 from .store import MemoryTokenStore, TokenStore, default_store
@@ -81,13 +81,11 @@ class OAuth:
         id_token: str | None = None,
     ) -> None:
         self.client_id = client_id
-        self._client_secret = client_secret
         self.token_endpoint_auth_method = token_endpoint_auth_method
         self.client_metadata_url = client_metadata_url
         self.client_name = client_name
         self.scopes = list(scopes) if scopes else None
         self.grant = grant
-        self._private_key = private_key
         self.signing_algorithm = signing_algorithm
         self.on_authorize = on_authorize
         self.redirect_uri = redirect_uri
@@ -103,11 +101,8 @@ class OAuth:
         self.max_step_ups = max_step_ups
         self.callback_timeout = callback_timeout
         self.http_timeout = http_timeout
-        self.idp_token_endpoint, self.idp_client_id, self._id_token = (
-            idp_token_endpoint,
-            idp_client_id,
-            id_token,
-        )
+        self.idp_token_endpoint, self.idp_client_id = idp_token_endpoint, idp_client_id
+        self._secrets = Secrets(client_secret, private_key, id_token)
         self.pending: PendingAuthorization | None = None  # what the person is asked to open, right now
         self.subject: str | None = None  # who signed in, when the server says (id_token / introspection)
         self._callback: asyncio.Future[str] | None = None
@@ -118,7 +113,7 @@ class OAuth:
         self.listeners: list[Callable[[str, OAuth], None]] = []  # (event, self): "pending", "authorized"
 
     def __repr__(self) -> str:  # never the secret
-        secret = ", client_secret=***" if self._client_secret else ""
+        secret = ", client_secret=***" if self._secrets.client_secret else ""
         return f"OAuth(grant={self.grant!r}, client_id={self.client_id!r}{secret})"
 
     # ---- the middleware the HTTP transport runs every request through ------------------------------------
@@ -275,11 +270,11 @@ class OAuth:
                 offline_access=self.offline_access and self.grant == "authorization_code",
             )
             if self.grant == "client_credentials":
-                tokens = await flows.client_credentials(self, http, server, scope)
+                tokens = await self._flow().client_credentials(http, server, scope)
             elif self.grant == "enterprise":
-                tokens = await flows.enterprise(self, http, server, scope)
+                tokens = await self._flow().enterprise(http, server, scope)
             else:
-                tokens = await flows.authorization_code(self, http, server, scope)
+                tokens = await self._flow().authorization_code(http, server, scope)
         self._save_tokens(resource, tokens)
         self._notify("authorized")
         return tokens
@@ -293,9 +288,13 @@ class OAuth:
     async def _refresh(
         self, http: aiohttp.ClientSession, server: ServerMetadata, tokens: Tokens, resource: str
     ) -> Tokens:
-        fresh = await flows.refresh(self, http, server, tokens)
+        fresh = await self._flow().refresh(http, server, tokens)
         self._save_tokens(resource, fresh)
         return fresh
+
+    def _flow(self) -> Flow:
+        """Registration and the grants, at the server :meth:`_discover` was last asked about."""
+        return Flow(self, self._secrets, self._server_url, self._wait_for_callback)
 
     async def _wait_for_callback(
         self, pending: PendingAuthorization, listener: CallbackListener | None

@@ -344,10 +344,11 @@ class StdioClientTransport:
                     return
                 pipe.close()
 
-    def _status(self) -> str:
+    def _status(self, sending: bool = False) -> str:
         code = self.returncode
-        if code is None:
-            return f"the server (pid {self._pid}) closed its stdout but is still running"
+        if code is None:  # the pipe that failed: stdin when sending, stdout when reading
+            closed = "stopped reading (closed its stdin)" if sending else "closed its stdout"
+            return f"the server (pid {self._pid}) {closed} but is still running"
         if code < 0:
             try:
                 how = f"was killed by {signal.Signals(-code).name}"
@@ -367,7 +368,7 @@ class StdioClientTransport:
         if await wait_event(self._protocol.exited, _EXIT_WAIT):
             await asyncio.wait({self._stderr_task}, timeout=_EXIT_WAIT)  # its last words
         prefix = f"{self._name}: {doing}: " if doing else f"{self._name}: "
-        return TransportClosed(prefix + self._status(), self._detail())
+        return TransportClosed(prefix + self._status(doing == "cannot send"), self._detail())
 
     async def aclose(self) -> None:
         """Close stdin, wait; SIGTERM, wait; SIGKILL, wait (each wait ``close_timeout``). Idempotent."""

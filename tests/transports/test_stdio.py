@@ -270,8 +270,8 @@ async def test_send_into_a_closed_stdin_raises_from_the_broken_pipe(tmp_path: Pa
     transport = await start(script(tmp_path, ECHO_SERVER), close_timeout=0.5)
     try:
         assert await call(transport, 1, "close_stdin") == {}
-        with pytest.raises(TransportClosed, match="still running") as info:
-            await asyncio.wait_for(transport.send(request(2, "ping")), WAIT)
+        with pytest.raises(TransportClosed, match=r"closed its stdin\) but is still running") as info:
+            await asyncio.wait_for(transport.send(request(2, "ping")), WAIT)  # not "closed its stdout"
         assert isinstance(info.value.__cause__, BrokenPipeError)
     finally:
         await asyncio.wait_for(transport.aclose(), WAIT)

@@ -123,3 +123,41 @@ def test_a_tool_row_opens_its_form_in_the_cell_and_survives_restart_and_reload(
     expect(listing).to_contain_text("Add two numbers.", timeout=UI_TIMEOUT_MS)
     expect(listing).to_contain_text("Last call: add(a=40, b=2) — done.")
     expect(listing).to_contain_text("42")
+
+
+WIDE = """\
+ns = {}
+exec("def wide(need: int, " + ", ".join(f"p{i}: str = 'd{i}'" for i in range(250))
+     + ") -> str:\\n    return f'{need}/{p0}/{p150}/{p249}'", ns)
+_ = mcp.tool(ns["wide"])"""
+
+
+@both_frontends
+def test_a_long_form_shows_its_first_fields_and_opens_the_others_in_pages(
+    open_notebook: OpenNotebook, screenshot_dir: Path
+) -> None:
+    """A tool of 251 parameters: the form shows 100 fields and one button per other page; a page opens in
+    place, what is typed there is sent, and a closed page's defaults are sent too."""
+    notebook = open_notebook(["%load_ext mcp_notebook", WIDE, "%mcp form wide"])
+    notebook.run_all()
+    form = notebook.output(2)
+    expect(form.locator("b", has_text="p98")).to_have_count(1, timeout=UI_TIMEOUT_MS)
+    expect(form.locator("b", has_text="p150")).to_have_count(0)
+    pages = form.get_by_role("button", name="Show fields")
+    expect(pages).to_have_count(2)
+    expect(pages.first).to_have_text("▸ Show fields 101-200 of 251: p99 … p198")
+    notebook.form_input(form, "need").fill("7")
+    pages.first.scroll_into_view_if_needed()
+    shot = notebook.screenshot(screenshot_dir / f"form-long-pages-closed-{notebook.frontend}.png")
+    print(f"\na long form, its pages closed: {shot}", file=sys.stderr)
+    pages.first.click()
+    expect(pages).to_have_count(1, timeout=UI_TIMEOUT_MS)
+    box = notebook.form_input(form, "p150")
+    expect(box).to_have_value("d150")
+    box.fill("typed")
+    box.scroll_into_view_if_needed()
+    shot = notebook.screenshot(screenshot_dir / f"form-long-page-open-{notebook.frontend}.png")
+    print(f"\na long form, its second page opened: {shot}", file=sys.stderr)
+    form.get_by_role("button", name="Call", exact=True).click()
+    expect(form).to_contain_text("7/d0/typed/d249", timeout=UI_TIMEOUT_MS)
+    assert not notebook.errors(), notebook.errors()

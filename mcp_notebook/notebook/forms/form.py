@@ -169,17 +169,20 @@ class SchemaForm:
 
     def validate(self) -> list[FieldError]:
         """Validate ``.value``; show each message next to its field (unplaced ones on top)."""
+        unusable = self._check.validator_class is None  # an unsupported dialect: named in the header
+        problem = None
+        try:
+            raw = [] if unusable else self._check.errors(self.value)
+        except SchemaProblem as exc:
+            problem, raw = FieldError((), f"The schema cannot be used to validate: {exc}"), []
+        for error in raw:  # a large form's closed page holding one opens: its fields' own checks run too
+            _locate(self._root, tuple(error.absolute_path))
         fields = list(_walk(self._root, ()))
         for _path, field in fields:
             field.show_errors([])
         errors = [FieldError(path, m) for path, field in fields for m in field.local_errors()]
         broken = {e.path for e in errors}
-        unusable = self._check.validator_class is None  # an unsupported dialect: named in the header
-        try:
-            raw = [] if unusable else self._check.errors(self.value)
-        except SchemaProblem as exc:
-            errors.append(FieldError((), f"The schema cannot be used to validate: {exc}"))
-            raw = []
+        errors += [problem] if problem else []
         for error in raw:
             for found in self._explain(error):
                 if not any(found.path[: len(p)] == p for p in broken):

@@ -4,13 +4,12 @@ A large form's unopened page (``containers.Page``) answers ``get()`` for its fie
 form of thousands of properties creates widgets only for what the person opens (issue 21 round 5). Each
 value comes from the builders' own readers and writers (``fields``) applied to a stand-in control, as
 ``first_value`` makes a widget's first value; a kind without a stand-in (unions, multi-selects, tables,
-objects and lists with a default of their own) answers ``NO_PROBE``: that field is built when its value
+objects with a default of their own, lists of those) answers ``NO_PROBE``: that field is built when its value
 is needed.
 """
 
 from __future__ import annotations
 
-import copy
 import enum
 import json
 from typing import Any
@@ -63,7 +62,7 @@ def probe(kit: Kit, spec: Spec) -> Any:
         return probe(kit, Spec(inner, spec.label, spec.required, bare=True, wrapped=False))
     if kind == "object" and "default" not in schema:
         return _object(kit, spec)
-    if kind == "array" and "default" not in schema:
+    if kind == "array":
         return _array(kit, spec)
     return NO_PROBE
 
@@ -84,16 +83,32 @@ def _object(kit: Kit, spec: Spec) -> Any:
 
 
 def _array(kit: Kit, spec: Spec) -> Any:
-    """``ArrayField.get``: ``minItems`` empty items (their first values); a table is built instead."""
+    """``ArrayField.get``: its default's items as set, ``minItems`` empty ones after; a table is built."""
     from .table import table_columns
 
-    if table_columns(kit.root, spec.schema["items"], spec.prepared.refs) is not None:
+    schema = spec.schema
+    if table_columns(kit.root, schema["items"], spec.prepared.refs) is not None:
         return NO_PROBE
-    count = int(spec.schema.get("minItems", 0))
-    if not count:
+    given = schema.get("default")
+    values = list(given) if isinstance(given, list) else []
+    values += [EMPTY] * (int(schema.get("minItems", 0)) - len(values))
+    if not values:
         return [] if spec.required else EMPTY
-    prepared = prepare(kit.root, spec.schema["items"], spec.prepared.refs)
-    item = probe(kit, Spec(prepared, "item", required=True, bare=True))
-    if item is NO_PROBE:
+    item = Spec(prepare(kit.root, schema["items"], spec.prepared.refs), "item", required=True, bare=True)
+    out = []
+    for value in values:
+        shown = probe(kit, item) if value is EMPTY else _shown(item, value)
+        if shown is NO_PROBE:
+            return NO_PROBE
+        out.append(None if shown is EMPTY else shown)
+    return out
+
+
+def _shown(spec: Spec, value: Any) -> Any:
+    """A scalar field's ``get()`` after ``set(value)``: its writer decides the control's state alone."""
+    if spec.prepared.kind not in SCALAR_IO:
         return NO_PROBE
-    return [None if item is EMPTY else copy.deepcopy(item) for _ in range(count)]
+    read, write, empty = SCALAR_IO[spec.prepared.kind]
+    control = _Holder(empty)
+    write(control, value)
+    return read(control)

@@ -219,6 +219,9 @@ class Wire(str):
     (:attr:`line`): a line-framed transport (stdio) writes them as they are instead of encoding the text
     again and appending the newline (two copies of a 1 MB message).
 
+    A transport that checked a read modern request's ``_meta`` keeps what it found on the Wire
+    (:attr:`checked`, see :func:`protocol.modern.check_meta`), so the engine reads it once per request.
+
     A Wire never crosses a hop: the in-memory transport passes the plain text on, and the trace keeps only
     the text.
     """
@@ -227,6 +230,7 @@ class Wire(str):
     message: Message | None  # the message serialize made it from
     classified: Message | Invalid | None  # parse's reading of a read-made single message, once made
     line: bytes | None  # serialize: the text as UTF-8 plus b"\n" (None when the stdlib encoder wrote it)
+    checked: Any  # protocol.modern.check_meta: (the modern versions checked for, the RequestMeta found)
 
     def __new__(
         cls, text: str, decoded: Any = None, message: Message | None = None, line: bytes | None = None
@@ -236,6 +240,7 @@ class Wire(str):
         self.message = message
         self.line = line
         self.classified = None
+        self.checked = None
         return self
 
     @property

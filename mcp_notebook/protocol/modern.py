@@ -25,6 +25,7 @@ from typing import Any
 
 from .errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, MCPError
 from .header_params import header_params, mirrored_value, value_at
+from .jsonrpc import Request, Wire
 from .versions import MODERN_VERSIONS, ProtocolVersion
 
 __all__ = [
@@ -48,7 +49,9 @@ __all__ = [
     "RequestEscalation",
     "RequestMeta",
     "check_headers",
+    "check_meta",
     "check_param_headers",
+    "checked_meta",
     "complete",
     "http_status",
     "input_required_result",
@@ -203,6 +206,26 @@ def read_meta(
     return RequestMeta(
         known or ProtocolVersion(requested), capabilities, info if isinstance(info, dict) else {}, level
     )
+
+
+def check_meta(
+    wire: Wire, request: Request, supported: tuple[str, ...] = MODERN_VERSIONS, *, also: tuple[str, ...] = ()
+) -> RequestMeta:
+    """:func:`read_meta` of a request read from ``wire`` (its one message), remembered on the Wire: the engine
+    that receives this Wire takes it (:func:`checked_meta`) instead of reading ``_meta`` again."""
+    meta = read_meta(request.method, request.params, supported, also=also)
+    wire.checked = (supported, meta)
+    return meta
+
+
+def checked_meta(data: str | bytes, supported: tuple[str, ...]) -> RequestMeta | None:
+    """What :func:`check_meta` found for ``data``'s one message, when it checked against ``supported`` (an
+    engine serving fewer versions checks again, for its own -32022); None otherwise."""
+    checked = data.checked if type(data) is Wire else None
+    if checked is None or (checked[0] is not supported and checked[0] != supported):
+        return None
+    meta: RequestMeta = checked[1]
+    return meta
 
 
 def http_status(code: int) -> int:

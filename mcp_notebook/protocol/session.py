@@ -364,7 +364,13 @@ class Session:
         allow_batch = self.version is not None and self.version.supports("batching")
         items = jsonrpc.parse(data, allow_batch=allow_batch)
         if len(items) == 1:  # every message but a batch: no comprehension's frame
-            return [self._event(items[0])]
+            message = items[0]
+            if type(data) is jsonrpc.Wire and data.checked is not None and self.role is Role.SERVER:
+                # a transport that checked this modern request's _meta (2026 HTTP) handed that on: read once
+                checked = modern.checked_meta(data, self.modern_versions)
+                if checked is not None and type(message) is Request and message.id not in self._incoming:
+                    return [self._on_modern_request(message, checked)]
+            return [self._event(message)]
         return [self._event(item) for item in items]
 
     def _event(self, message: jsonrpc.Message | Invalid) -> Event:
@@ -395,13 +401,14 @@ class Session:
             return True
         return self.state is State.NEW and request.method in ("server/discover", "subscriptions/listen")
 
-    def _on_modern_request(self, request: Request) -> Event:
-        try:
-            meta = modern.read_meta(
-                request.method, request.params, self.modern_versions, also=self.supported_versions[::-1]
-            )
-        except JSONRPCError as exc:
-            return self._refuse(request, exc.code, exc.message, exc.data)
+    def _on_modern_request(self, request: Request, meta: RequestMeta | None = None) -> Event:
+        if meta is None:
+            try:
+                meta = modern.read_meta(
+                    request.method, request.params, self.modern_versions, also=self.supported_versions[::-1]
+                )
+            except JSONRPCError as exc:
+                return self._refuse(request, exc.code, exc.message, exc.data)
         needed = REQUIRED_CAPABILITY.get(request.method)
         if needed and not has_capability(self.capabilities, needed):
             return self._refuse(request, METHOD_NOT_FOUND, f"Method not found: {request.method}")

@@ -14,7 +14,15 @@ from aiohttp import web
 from mcp_notebook.protocol import modern
 from mcp_notebook.protocol.errors import INVALID_PARAMS, JSONRPCError
 from mcp_notebook.protocol.header_params import header_params
-from mcp_notebook.protocol.jsonrpc import ErrorResponse, Notification, Request, Response, peek, serialize
+from mcp_notebook.protocol.jsonrpc import (
+    ErrorResponse,
+    Notification,
+    Request,
+    Response,
+    Wire,
+    peek,
+    serialize,
+)
 from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 from ._http_sessions import FirstActivity, _Session, _Stream
@@ -66,7 +74,7 @@ class ModernPosts:
         )
 
     async def _post_modern(
-        self, request: web.Request, message: Request | Notification, text: str
+        self, request: web.Request, message: Request | Notification, text: Wire
     ) -> web.StreamResponse:
         """Serve one modern request on a short-lived engine of its own: nothing outlives the response.
 
@@ -79,7 +87,8 @@ class ModernPosts:
             error = modern.check_headers(request.headers, message.method, message.params)
             if error is not None:
                 raise error
-            modern.read_meta(message.method, message.params, also=_LEGACY_NEWEST_FIRST)
+            # read once: remembered on the Wire, the engine that receives it takes it (protocol.session)
+            modern.check_meta(text, message, also=_LEGACY_NEWEST_FIRST)
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return modern_answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))

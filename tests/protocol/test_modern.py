@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.protocol import modern
+from mcp_notebook.protocol import jsonrpc, modern
 from mcp_notebook.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 from mcp_notebook.protocol.session import ProtocolViolation, RequestReceived, Role, Session, State
 
@@ -341,3 +341,37 @@ def test_the_protocol_package_imports_only_the_standard_library() -> None:
                     f"{path.name} imports {name}"
                 )
                 assert top not in ("asyncio", "socket", "threading", "subprocess"), f"{path.name}: {name}"
+
+
+# ---- _meta read once: a transport's check handed on through the Wire -------------------------------------
+def test_a_session_takes_the_meta_a_transport_checked_on_the_wire(monkeypatch: pytest.MonkeyPatch) -> None:
+    wire = jsonrpc.read(request("tools/list", {"_meta": meta()}))
+    message = jsonrpc.parse(wire)[0]
+    assert isinstance(message, jsonrpc.Request)
+    checked = modern.check_meta(wire, message)
+    calls = []
+    monkeypatch.setattr(modern, "read_meta", lambda *args, **kwargs: calls.append(args))
+    (event,) = server().receive(wire)
+    assert isinstance(event, RequestReceived) and event.modern is checked and calls == []
+
+
+def test_a_session_serving_other_versions_reads_the_meta_again() -> None:
+    wire = jsonrpc.read(request("tools/list", {"_meta": meta()}))
+    message = jsonrpc.parse(wire)[0]
+    assert isinstance(message, jsonrpc.Request)
+    modern.check_meta(wire, message)
+    only_later = Session(Role.SERVER, capabilities={"tools": {}}, modern_versions=("2099-01-01",))
+    (event,) = only_later.receive(wire)
+    reply = refusal(event)  # its own -32022, not the transport's verdict
+    assert reply["error"]["code"] == modern.UNSUPPORTED_PROTOCOL_VERSION
+    assert reply["error"]["data"]["supported"][0] == "2099-01-01"
+
+
+def test_a_checked_wire_with_a_reused_request_id_is_still_refused() -> None:
+    session = server()
+    for expected in (RequestReceived, ProtocolViolation):
+        wire = jsonrpc.read(request("tools/list", {"_meta": meta()}))
+        message = jsonrpc.parse(wire)[0]
+        assert isinstance(message, jsonrpc.Request)
+        modern.check_meta(wire, message)
+        assert isinstance(session.receive(wire)[0], expected)

@@ -94,3 +94,31 @@ async def test_a_structured_result_is_checked_without_keying_its_schema_per_call
         await client.call_tool("add", {"a": 1, "b": 1})
         await client.call_tool("add", {"a": 1, "b": 1})
         assert len(looked_up) == 2
+
+
+async def test_a_modern_http_post_reads_its_meta_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Streamable HTTP server checks a modern request's _meta (for the HTTP status of an error) and hands
+    what it found to the engine on the Wire: read_meta runs once per POST, not twice."""
+    from mcp_notebook.protocol import modern
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+    runs = 0
+    real = modern.read_meta
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal runs
+        runs += 1
+        return real(*args, **kwargs)
+
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            await client.call_tool("echo", {"text": "warm"})
+            monkeypatch.setattr(modern, "read_meta", counted)
+            for _ in range(CALLS):
+                assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
+            monkeypatch.undo()
+    finally:
+        await http.stop()
+    assert runs == CALLS

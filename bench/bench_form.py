@@ -8,6 +8,10 @@ kernel"). A real ipykernel is started with jupyter_client, ``%load_ext mcp_noteb
 defined, then N cells each build and show the form (``SchemaForm(schema)`` as the cell's last line: every
 widget opens its comm, the display goes out on iopub). Each cell is timed from execute_request sent to
 execute_reply received; the median of N and the median empty cell are printed, with the load average.
+``--properties P`` (with ``--kernel``): a schema of P properties instead of 100.
+
+``--sizes``: build time at 30, 300 and 3,000 properties (median wall and CPU time, per field), and the first
+``.value`` read (a large form's closed pages answer it without widgets: issue 21 round 5).
 """
 
 from __future__ import annotations
@@ -64,12 +68,12 @@ SchemaForm(_schema)  # warm-up: imports, the meta-schema, widget classes
 KERNEL_BUILD = "SchemaForm(_schema)"  # the last line: built and shown, as a cell shows it
 
 
-def round_trips(k: Any, runs: int) -> dict[str, Any]:
+def round_trips(k: Any, runs: int, properties: int = 100) -> dict[str, Any]:
     """In kernel ``k`` (``_kernel.Kernel``, extension loaded): execute round trips (ms) of ``runs`` cells
     that build and show the form, and of ``runs`` empty cells."""
     import json
 
-    k.run(KERNEL_SETUP.format(schema=json.dumps(schema())))
+    k.run(KERNEL_SETUP.format(schema=json.dumps(schema(properties))))
     empty = [k.run("pass").seconds * 1000 for _ in range(runs)]
     builds, shown = [], 0
     for _ in range(runs):
@@ -79,7 +83,7 @@ def round_trips(k: Any, runs: int) -> dict[str, Any]:
     return {"builds": builds, "empty": empty, "shown": shown}
 
 
-def in_kernel(runs: int) -> dict[str, Any]:
+def in_kernel(runs: int, properties: int = 100) -> dict[str, Any]:
     """:func:`round_trips` in a fresh live kernel started with jupyter_client."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from _kernel import kernel
@@ -88,16 +92,16 @@ def in_kernel(runs: int) -> dict[str, Any]:
     with kernel(headless) as k:
         k.run("pass")
         k.run("%load_ext mcp_notebook")
-        return round_trips(k, runs)
+        return round_trips(k, runs, properties)
 
 
-def main_kernel(runs: int) -> None:
+def main_kernel(runs: int, properties: int) -> None:
     load_before = os.getloadavg()
-    found = in_kernel(runs)
+    found = in_kernel(runs, properties)
     load_after = os.getloadavg()
     builds, empty = found["builds"], found["empty"]
     print(
-        f"live kernel, build + show 100-property form (execute round trip): median "
+        f"live kernel, build + show {properties:,}-property form (execute round trip): median "
         f"{statistics.median(builds):.1f} ms, best {min(builds):.1f} ms, worst {max(builds):.1f} ms "
         f"(n={len(builds)}; the form shown: {bool(found['shown'])})"
     )
@@ -111,11 +115,35 @@ def main_kernel(runs: int) -> None:
     )
 
 
+def main_sizes() -> None:
+    SchemaForm(schema())  # warm-up
+    for properties, runs in ((30, 15), (300, 7), (3000, 5)):
+        big = schema(properties)
+        walls, cpus = [], []
+        for _ in range(runs):
+            wall, cpu = time.perf_counter(), time.process_time()
+            form = SchemaForm(big)
+            walls.append((time.perf_counter() - wall) * 1000)
+            cpus.append((time.process_time() - cpu) * 1000)
+        start = time.perf_counter()
+        form.value  # noqa: B018 (the first read: closed pages answer from their schemas)
+        read = (time.perf_counter() - start) * 1000
+        wall, cpu = statistics.median(walls), statistics.median(cpus)
+        print(
+            f"build {properties:>5,}-property form: median {wall:7.1f} ms wall, {cpu:7.1f} ms CPU "
+            f"({cpu * 1000 / properties:5.0f} us CPU per field); first .value {read:.1f} ms (n={runs})"
+        )
+
+
 def main() -> None:
+    if "--sizes" in sys.argv:
+        main_sizes()
+        return
     if "--kernel" in sys.argv:
         at = sys.argv.index("--kernel")
-        runs = int(sys.argv[at + 1]) if len(sys.argv) > at + 1 else 15
-        main_kernel(runs)
+        runs = int(sys.argv[at + 1]) if len(sys.argv) > at + 1 and sys.argv[at + 1].isdigit() else 15
+        size = int(sys.argv[sys.argv.index("--properties") + 1]) if "--properties" in sys.argv else 100
+        main_kernel(runs, size)
         return
     big = schema()
     SchemaForm(big)  # warm-up: imports, jsonschema meta-schema, widget classes

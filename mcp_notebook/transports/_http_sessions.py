@@ -166,18 +166,35 @@ class FirstActivity:
     async def watch(self) -> None:
         """Run while the server runs: a waiting stream whose client is gone is marked and woken. The wake-up
         event is made here, on the loop the server runs on (a server stopped and started again on another
-        loop would find the first one's bound to that loop)."""
+        loop would find the first one's bound to that loop). An error while checking one request does not
+        end the watching (see :meth:`_check`)."""
         self._wake = asyncio.Event()
+        failed: set[_Stream] = set()  # streams whose check raised (each logged once)
         while True:
             if not self._waiting:
+                failed.clear()
                 self._wake.clear()
                 await self._wake.wait()
             await asyncio.sleep(self.interval)
             for stream, request in list(self._waiting.items()):
-                if self._gone(request) and not stream.activity.is_set():
-                    del self._waiting[stream]
-                    stream.abandoned = True
-                    stream.signal_activity()
+                try:
+                    self._check(stream, request)
+                except Exception:
+                    if stream not in failed:
+                        failed.add(stream)
+                        log.exception("checking a waiting POST's client failed (the watcher goes on)")
+            if failed:
+                failed.intersection_update(self._waiting)
+
+    def _check(self, stream: _Stream, request: Any) -> None:
+        """Mark and wake ``stream`` when its client is gone. When asking raises, the request is left
+        waiting and asked again next time: taken for gone, a client that is still there would lose its
+        answer (an empty 202) and its tool; left, a client that did go costs at worst what it cost before
+        the watcher (the tool runs to its end, its answer is dropped)."""
+        if self._gone(request) and not stream.activity.is_set():
+            del self._waiting[stream]
+            stream.abandoned = True
+            stream.signal_activity()
 
 
 class _Session:

@@ -196,8 +196,25 @@ class StreamableHTTPServer(ModernPosts):
         self._url = f"http://{shown}:{self.guard.port}{self.path}"
         loop = asyncio.get_running_loop()
         self._sweeper = loop.create_task(self._sweep(), name="MCP HTTP session sweeper")
-        self._watcher = loop.create_task(self._first.watch(), name="MCP HTTP disconnect watcher")
+        self._start_watcher(loop)
         return self._url
+
+    def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._watcher = loop.create_task(self._first.watch(), name="MCP HTTP disconnect watcher")
+        self._watcher.add_done_callback(self._watcher_ended)
+
+    def _watcher_ended(self, task: asyncio.Task[None]) -> None:
+        """The watcher ends only when the server stops; if not, POSTs waiting for their first event would
+        never hear that their client left: say so, loudly, and (unless cancelled: the loop is ending, and a
+        task made now would be destroyed pending) start it again."""
+        if task is not self._watcher or self._runner is None:
+            return  # stopped, or restarted, by stop() and start()
+        if task.cancelled():
+            log.warning("the MCP HTTP disconnect watcher was cancelled while the server runs")
+            return
+        error = task.exception()
+        log.error("the MCP HTTP disconnect watcher ended: starting it again", exc_info=error)
+        self._start_watcher(task.get_loop())
 
     async def stop(self, reason: str = "the server stopped before answering") -> None:
         """End every session, stop listening, free the port. Bounded. Requests still unanswered get a
@@ -205,9 +222,9 @@ class StreamableHTTPServer(ModernPosts):
         runner, self._runner = self._runner, None
         if runner is None:
             return
-        for task in (self._sweeper, self._watcher):
-            if task is not None:
-                task.cancel()
+        helpers = [task for task in (self._sweeper, self._watcher) if task is not None]
+        for task in helpers:
+            task.cancel()
         sessions = [*self.sessions.values(), *self._modern]
         for session in sessions:
             session.terminate(reason, answer_pending=True)
@@ -218,6 +235,8 @@ class StreamableHTTPServer(ModernPosts):
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=self.shutdown_timeout)
+        if helpers:  # ended, not left pending: a loop closed after stop() destroys no task
+            await asyncio.wait(helpers, timeout=self.shutdown_timeout)
         await runner.cleanup()
 
     async def _sweep(self) -> None:

@@ -225,3 +225,17 @@ def test_a_3000_property_form_creates_widgets_for_its_first_page_only() -> None:
     assert len(page_buttons(form)) == 29
     ones, offs = {f"p{i}": 1 for i in range(1, 3000, 4)}, {f"p{i}": False for i in range(2, 3000, 4)}
     assert form.value == {**ones, **offs}
+
+
+def test_a_long_nested_object_under_a_small_form_is_paged_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    inner = zoo()
+    schema = {
+        "type": "object",
+        "$defs": inner.pop("$defs"),
+        "properties": {"config": inner, "n": {"type": "integer"}},
+    }
+    schema["required"] = ["config"]
+    form, reference = SchemaForm(schema), whole(schema, monkeypatch)
+    assert len(page_buttons(form)) == 1 and page_buttons(reference) == []
+    assert form.value == reference.value and messages(form) == messages(reference)
+    assert page_buttons(form) == []  # the messages about its fields opened the page

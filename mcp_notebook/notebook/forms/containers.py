@@ -54,8 +54,8 @@ __all__ = [
 class ObjectField(Field):
     """A fieldset: one field per property, in schema order (nested objects framed).
 
-    In a large form (``kit.lazy``) an object of more than ``PAGE`` properties builds the first ``PAGE``;
-    the others wait in pages of ``PAGE``, each a button until opened (:class:`Page`)."""
+    An object of more than ``PAGE`` properties (at any depth) builds the first ``PAGE``; the others wait
+    in pages of ``PAGE``, each a button until opened (:class:`Page`)."""
 
     def __init__(self, kit: Kit, spec: Spec, root: bool = False) -> None:
         self.root = root
@@ -67,7 +67,7 @@ class ObjectField(Field):
             specs[name] = Spec(prepared, str(label or name), name in required)
         #: every property, in schema order
         self.names = list(specs)
-        paged = kit.lazy and len(specs) > PAGE
+        paged = len(specs) > PAGE
         #: the properties built so far (all but those of unopened pages)
         self.fields = {name: build(kit, specs[name]) for name in self.names[: PAGE if paged else None]}
         self.pages = [

@@ -182,7 +182,7 @@ class Page:
         )
 
 
-#: An object of a large form shows this many properties; the others wait in pages of as many.
+#: An object of more properties than this shows this many; the others wait in pages of as many.
 PAGE = 100
 
 

@@ -12,9 +12,7 @@ import asyncio
 import inspect
 import logging
 import math
-import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
 from types import CoroutineType
 from typing import Any
 
@@ -27,7 +25,7 @@ from ..protocol.errors import (
     RequestTimeoutError,
 )
 from ..protocol.jsonrpc import RequestId, valid_id
-from ..protocol.modern import RequestMeta, is_modern
+from ..protocol.modern import is_modern
 from ..protocol.session import (
     ErrorReceived,
     Event,
@@ -39,58 +37,13 @@ from ..protocol.session import (
 )
 from ..transports.base import PostsInline, TakesAnswers, Transport, TransportClosed
 from . import otel
+from .incoming import IncomingRequest
 from .pending import INLINE, Expired, Pending, ProgressCallback, Timers, cancelling, uncancelled
 from .trace import Trace
 
 __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
 
 log = logging.getLogger("mcp_notebook")
-
-_CANCEL_LOCK = threading.Lock()
-
-
-@dataclass
-class IncomingRequest:
-    """A request from the peer, as seen by a handler: what was asked, and how to talk back while answering."""
-
-    id: RequestId
-    method: str
-    params: dict[str, Any]
-    connection: Connection
-    modern: RequestMeta | None = None  # a stateless 2026-07-28 request: its own version and capabilities
-    _cancel: threading.Event | None = field(default=None, repr=False, compare=False)
-    stopped: bool = field(default=False, repr=False, compare=False)  # the connection cancelled its task
-
-    @property
-    def cancel_event(self) -> threading.Event:
-        """Set when the request is cancelled (a sync tool checks it from its thread); made when first asked
-        for, since most requests never are (a threading.Event costs a Condition and a lock)."""
-        event = self._cancel
-        if event is None:
-            with _CANCEL_LOCK:  # the tool's thread and the loop may ask at once: both must get this one
-                if self._cancel is None:
-                    self._cancel = threading.Event()
-                event = self._cancel
-        return event
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
-
-    @property
-    def progress_token(self) -> str | int | None:
-        token = self.meta.get("progressToken")
-        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
-
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """A notification tied to this request (on HTTP it travels on this request's stream)."""
-        await self.connection.notify(method, params, related_id=self.id)
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A request to the peer made while answering this one (elicitation, sampling, roots)."""
-        return await self.connection.request(method, params, related_id=self.id)
-
 
 RequestHandler = Callable[[IncomingRequest], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Client, Server
-from mcp_notebook.engine import connection, server_methods
+from mcp_notebook.engine import connection, incoming, server_methods
 
 CALLS = 20
 
@@ -35,7 +35,8 @@ async def test_a_plain_servers_call_makes_no_event_nor_incoming_call(
     real_event, real_call = threading.Event, server_methods.IncomingCall
 
     def event(*args: Any, **kwargs: Any) -> Any:
-        if sys._getframe(1).f_globals.get("__name__") == connection.__name__:  # not a new worker's Thread
+        # the engine's (not a new worker's Thread): IncomingRequest.cancel_event or the connection
+        if sys._getframe(1).f_globals.get("__name__") in (connection.__name__, incoming.__name__):
             made["Event"] += 1
         return real_event(*args, **kwargs)
 

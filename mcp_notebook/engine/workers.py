@@ -12,8 +12,11 @@ reads of the loop's self-pipe per wake-up); a loop that cannot watch one (Window
 As with ``to_thread``: the caller's context variables are seen by the function, its exception is raised
 to the awaiting caller, a caller cancelled before a worker picks the call up means it never runs (once it
 runs it finishes; its result is dropped), and calls run concurrently, on as many threads as are busy, up
-to :data:`MAX_WORKERS` (then they wait their turn). Unlike the default executor the threads are daemons
-that nothing joins: a tool blocked forever holds up neither ``asyncio.run``'s end nor interpreter exit.
+to :data:`MAX_WORKERS` per event loop (then that loop's calls wait their turn): the bound of each loop's
+default executor, so a sync tool that waits for a sync tool served on another loop (``connect()``'s thread)
+never waits for a worker its own loop's calls hold. The threads are shared by every loop, and unlike the
+default executor's they are daemons that nothing joins: a tool blocked forever holds up neither
+``asyncio.run``'s end nor interpreter exit.
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ T = TypeVar("T")
 MAX_WORKERS = min(32, (os.cpu_count() or 1) + 4)  # the default executor's own bound
 _PIPES = os.name == "posix"  # a selector loop elsewhere (Windows) watches sockets only
 
-_Job = tuple[contextvars.Context, Callable[[], Any], "_Inbox | None", "asyncio.Future[Any]"]
+# (context, function, the loop's inbox, the future, its loop)
+_Job = tuple[
+    contextvars.Context, Callable[[], Any], "_Inbox | None", "asyncio.Future[Any]", asyncio.AbstractEventLoop
+]
 
 
 class _Worker:
@@ -54,39 +60,53 @@ class _Worker:
 
 
 class _Workers:
-    """Idle workers wait in a stack, each on its own pipe; jobs wait in a queue only while every worker the
-    bound allows is busy. A pipe, not a lock or a queue's condition: a write to a pipe is a *synchronous*
-    wake-up for the kernel (the writer will sleep soon), so the woken worker is queued on the loop's own CPU
-    and runs when the loop goes to wait for the answer, instead of waking an idle CPU, or preempting the loop
-    and finding the interpreter lock still held (measured: 4.5 -> 2.2 context switches per hop)."""
+    """Idle workers wait in a stack, each on its own pipe; a loop's jobs wait in a queue only while it has
+    :data:`MAX_WORKERS` of them running (the bound is per loop, as each loop's default executor's: one bound
+    for all would let sync tools waiting for calls served on another loop take every worker). A pipe, not a
+    lock or a queue's condition: a write to a pipe is a *synchronous* wake-up for the kernel (the writer will
+    sleep soon), so the woken worker is queued on the loop's own CPU and runs when the loop goes to wait for
+    the answer, instead of waking an idle CPU, or preempting the loop and finding the interpreter lock still
+    held (measured: 4.5 -> 2.2 context switches per hop)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []  # the most recently idle last: it is taken first
-        self._waiting: deque[_Job] = deque()  # jobs no worker was free for
+        self._busy: dict[asyncio.AbstractEventLoop, int] = {}  # a loop's jobs running (none: no entry)
+        self._waiting: dict[asyncio.AbstractEventLoop, deque[_Job]] = {}  # a loop's jobs past its bound
         self._workers: list[_Worker] = []
 
     def submit(self, job: _Job) -> None:
+        loop = job[4]
         with self._lock:
+            busy = self._busy.get(loop, 0)
+            if busy >= MAX_WORKERS:
+                waiting = self._waiting.get(loop)
+                if waiting is None:
+                    waiting = self._waiting[loop] = deque()
+                waiting.append(job)
+                return
             if self._idle:
                 worker = self._idle.pop()
-            elif len(self._workers) < MAX_WORKERS:
-                worker = _Worker()
-                self._workers.append(worker)
-                worker.job = job  # not the thread's argument: its Thread would hold the job for good
-                name = f"mcp-notebook worker {len(self._workers)}"
-                try:
-                    threading.Thread(target=self._work, args=(worker,), name=name, daemon=True).start()
-                except BaseException:  # no thread to be had: the caller hears of it, the bound is kept
-                    self._workers.remove(worker)
-                    worker.close()
-                    raise
-                return
             else:
-                self._waiting.append(job)
+                self._start(job)
+                self._busy[loop] = busy + 1
                 return
+            self._busy[loop] = busy + 1
         worker.job = job
         os.write(worker.write, b"\0")
+
+    def _start(self, job: _Job) -> None:
+        """A new worker, its first job given (under the lock)."""
+        worker = _Worker()
+        self._workers.append(worker)
+        worker.job = job  # not the thread's argument: its Thread would hold the job for good
+        name = f"mcp-notebook worker {len(self._workers)}"
+        try:
+            threading.Thread(target=self._work, args=(worker,), name=name, daemon=True).start()
+        except BaseException:  # no thread to be had: the caller hears of it, nothing is counted
+            self._workers.remove(worker)
+            worker.close()
+            raise
 
     def _work(self, worker: _Worker) -> None:
         job, worker.job = worker.job, None
@@ -96,11 +116,21 @@ class _Workers:
             os.read(worker.read, 1)
             job, worker.job = worker.job, None
 
-    def _next(self, worker: _Worker) -> _Job | None:
-        """The worker's next job, or None once it is counted idle."""
+    def _next(self, worker: _Worker, loop: asyncio.AbstractEventLoop) -> _Job | None:
+        """The worker's next job (the next waiting one of ``loop``, whose job it ran), or None once it is
+        counted idle."""
         with self._lock:
-            if self._waiting:
-                return self._waiting.popleft()
+            waiting = self._waiting.get(loop) if self._waiting else None  # (mostly none at all)
+            if waiting:
+                job = waiting.popleft()
+                if not waiting:
+                    del self._waiting[loop]
+                return job
+            busy = self._busy[loop] - 1
+            if busy:
+                self._busy[loop] = busy
+            else:
+                del self._busy[loop]
             self._idle.append(worker)
             return None
 
@@ -113,20 +143,22 @@ class _Workers:
         _inboxes.clear()
 
 
-def _run(job: _Job, worker: _Worker, next_job: Callable[[_Worker], _Job | None]) -> _Job | None:
+def _run(
+    job: _Job, worker: _Worker, next_job: Callable[[_Worker, asyncio.AbstractEventLoop], _Job | None]
+) -> _Job | None:
     """Run one job; the worker's next job. The worker counts itself idle (or takes its next job) *before* it
     wakes the loop: once the loop is woken the two threads want the interpreter at once, and whatever the
     worker still does then (its bookkeeping) the loop waits for."""
-    context, fn, inbox, future = job
+    context, fn, inbox, future, loop = job
     if future.cancelled():  # read across threads: at worst a just-cancelled call still runs
-        return next_job(worker)
+        return next_job(worker, loop)
     try:
         result = context.run(fn)
     except BaseException as exc:  # delivered to the caller, as to_thread does
-        following = next_job(worker)
+        following = next_job(worker, loop)
         _deliver(inbox, future, None, exc)
     else:
-        following = next_job(worker)
+        following = next_job(worker, loop)
         _deliver(inbox, future, result, None)
     return following
 
@@ -267,5 +299,5 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
     """``fn()`` in a worker thread, in a copy of the caller's context; its result or its exception."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    _workers.submit((contextvars.copy_context(), fn, _inbox(loop), future))
+    _workers.submit((contextvars.copy_context(), fn, _inbox(loop), future, loop))
     return await future

@@ -86,6 +86,34 @@ async def test_a_call_cancelled_before_a_worker_takes_it_never_runs() -> None:
     assert not ran.is_set()
 
 
+async def test_the_bound_is_per_loop_so_a_call_waiting_for_one_on_another_loop_is_served(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As each loop's default executor: MAX_WORKERS calls of this loop, each waiting for a call served on
+    another loop (a sync tool calling, through connect()'s thread, a sync tool of an in-process server), all
+    finish. With one bound for every loop the other loop's call waited for a worker that this loop's calls,
+    waiting for it, held: every call timed out."""
+    monkeypatch.setattr(workers, "_workers", workers._Workers())
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+    try:
+        n = workers.MAX_WORKERS
+        all_running = threading.Barrier(n, timeout=WAIT)
+
+        def outer(i: int) -> int:
+            all_running.wait()  # this loop's calls hold as many workers as its bound allows
+            inner = asyncio.run_coroutine_threadsafe(run_in_worker(lambda: i * 2), other)
+            return inner.result(timeout=WAIT)  # a worker of this loop waits for the other loop's call
+
+        results = await asyncio.gather(*(run_in_worker(lambda i=i: outer(i)) for i in range(n)))
+        assert results == [i * 2 for i in range(n)]
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        await asyncio.to_thread(thread.join, WAIT)
+        other.close()
+
+
 class CountingExecutor(ThreadPoolExecutor):
     def __init__(self) -> None:
         super().__init__(max_workers=2)

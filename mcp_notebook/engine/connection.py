@@ -9,6 +9,7 @@ once with the transport's reason and every running handler is cancelled: nothing
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import math
@@ -90,6 +91,7 @@ class Connection:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._reader_idle = False  # the reader waits for the transport, with nothing received in hand
+        self._reader_context = contextvars.Context()  # start(): the context the reader task runs in
         # The transport's optional capabilities (transports/base.py), looked up once in start().
         self._post_inline: Callable[[str], Awaitable[None]] | None = None
         self._closed = asyncio.Event()
@@ -97,6 +99,7 @@ class Connection:
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
+        self._reader_context = contextvars.copy_context()  # what the reader task runs in (a copy of it)
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"{self.name} reader")
         transport = self.transport
         if isinstance(transport, TakesAnswers):  # HTTP client, memory: answers may skip the reader
@@ -105,9 +108,10 @@ class Connection:
             self._post_inline = transport.post_inline
 
     def take_answer(self, text: str) -> bool:
-        """Take an answer (a response or error, one message) at once, as the reader would, instead of through
-        the transport's queue and the reader task: done when the reader is idle, so that nothing received
-        earlier is still unprocessed and the order of messages holds; False otherwise (queue it then)."""
+        """Take an answer or (in memory) a request, one message, at once as the reader would, instead of
+        through the transport's queue and the reader task: done when the reader is idle, so that nothing
+        received earlier is unprocessed and the order of messages holds; False otherwise (queue it then).
+        A request's handler starts in the reader's context, not the sender's (contextvars do not leak)."""
         if not self._reader_idle or self._closed.is_set():
             return False
         self.trace.record("in", text)
@@ -116,8 +120,10 @@ class Connection:
                 self._resolve(event.id, result=event.result)
             elif isinstance(event, ErrorReceived):
                 self._resolve(event.id, error=event.error)
-            else:  # not an answer after all (a violation to note): as the reader would, in order
-                self._spawn(self._dispatch(event), f"{self.name} dispatch")
+            elif isinstance(event, RequestReceived):  # its handler starts, as the reader's _dispatch does
+                self._reader_context.run(self._start_handler, event)
+            else:  # a refusal to send or a violation to note: as the reader would, in order
+                self._reader_context.run(self._spawn, self._dispatch(event), f"{self.name} dispatch")
         return True
 
     def answer_one(self, text: str) -> None:

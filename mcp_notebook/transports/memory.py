@@ -1,8 +1,9 @@
 """Two transports joined in memory. They still carry serialized JSON (DESIGN decision 2).
 
-An answer (a response or an error) goes to the other end's engine at once when that end's reader is idle
-and nothing is queued before it (``take_answer``, transports/base.py ``TakesAnswers``, as the HTTP client
-does): the other end still decodes the text, but no queue and no turn of the loop for its reader task."""
+An answer (a response or an error) or a request goes to the other end's engine at once when that end's
+reader is idle and nothing is queued before it (``take_answer``, transports/base.py ``TakesAnswers``, as the
+HTTP client does for answers): the other end still decodes the text, but no queue and no turn of the loop
+for its reader task. Notifications are always queued (the reader handles them in order)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from ..protocol.jsonrpc import ErrorResponse, RequestId, Response, Wire
+from ..protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, Wire
 from .base import TransportClosed
 
 __all__ = ["MemoryTransport", "memory_pair"]
 
 _EOF = object()
-_ANSWERS = (Response, ErrorResponse)
+_TAKEN = (Response, ErrorResponse, Request)  # what the other end's engine may take at once
 
 
 class Channel:
@@ -60,7 +61,7 @@ class MemoryTransport:
         self._name = name
         self._closed = False
         self.peer: MemoryTransport | None = None  # the other end (memory_pair joins them)
-        #: Set by this end's engine: takes an answer at once, False when its reader is busy (then queue it).
+        #: Set by this end's engine: takes an answer or request at once; False when its reader is busy.
         self.take_answer: Callable[[str], bool] | None = None
 
     async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
@@ -71,7 +72,7 @@ class MemoryTransport:
         # The plain text only (a Wire's decoded value stays here): the other end decodes what it receives,
         # as over any other transport, and never shares our objects.
         text = str.__str__(message) if type(message) is not str else message
-        if type(message) is Wire and type(message.message) in _ANSWERS:  # an answer serialize made
+        if type(message) is Wire and type(message.message) in _TAKEN:  # an answer or request serialize made
             peer = self.peer
             take = peer.take_answer if peer is not None else None
             if take is not None and not self._outbox._items and take(text):

@@ -11,6 +11,7 @@ import pytest
 
 from mcp_notebook import Client, Context, Server
 from mcp_notebook.engine.connection import Connection
+from mcp_notebook.protocol.jsonrpc import Notification, Request, serialize
 from mcp_notebook.transports import memory_pair
 from mcp_notebook.transports.base import TakesAnswers
 
@@ -64,7 +65,7 @@ async def test_an_answer_skips_the_readers_queue(monkeypatch: pytest.MonkeyPatch
         for i in range(5):
             result = await asyncio.wait_for(client.call_tool("echo", {"text": f"x{i}"}), WAIT)
             assert result["content"] == [{"type": "text", "text": f"x{i}"}]
-        answers = [text for text in taken[before:] if '"text":"x' in text]  # not the tools listing's
+        answers = [text for text in taken[before:] if '"result"' in text and '"text":"x' in text]
     assert len(answers) == 5  # before: none (every answer went through the queue and the reader task)
     assert all(type(text) is str for text in answers)  # the plain text: the client decodes it itself
 
@@ -84,3 +85,75 @@ async def test_what_a_tool_sends_before_its_answer_still_comes_first(
             assert result["structuredContent"] == {"result": 3}
             assert seen == [1, 2, 3]  # every progress notification handled before the call returned
     assert taken  # answers were taken directly meanwhile (when nothing was queued before them)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_request_skips_the_servers_queue(monkeypatch: pytest.MonkeyPatch, era: str) -> None:
+    taken = _count_taken(monkeypatch)
+    async with Client(make_server(), era=era) as client:
+        before = len(taken)
+        for i in range(5):
+            result = await asyncio.wait_for(client.call_tool("echo", {"text": f"y{i}"}), WAIT)
+            assert result["content"] == [{"type": "text", "text": f"y{i}"}]
+        calls = [text for text in taken[before:] if '"method":"tools/call"' in text]
+    assert len(calls) == 5  # before: none (every request went through the server's queue and reader)
+    assert all(type(text) is str for text in calls)  # the plain text: the server decodes it itself
+
+
+async def test_a_notification_sent_before_a_request_is_handled_before_it() -> None:
+    from mcp_notebook.protocol.modern import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+    from mcp_notebook.protocol.session import Role, Session
+
+    order: list[str] = []
+
+    async def on_request(incoming: Any) -> dict[str, Any]:
+        order.append(incoming.method)
+        return {"tools": []}
+
+    async def on_note(method: str, params: dict[str, Any]) -> None:
+        order.append(method)
+
+    client_side, server_side = memory_pair()
+    server = Connection(
+        Session(Role.SERVER, capabilities={"tools": {}}),
+        server_side,
+        request_handler=on_request,
+        notification_handler=on_note,
+    )
+    server.start()
+    meta = {"_meta": {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}}}
+    try:
+        for i in range(3):
+            await asyncio.wait_for(_until(lambda: server._reader_idle), WAIT)
+            order.clear()
+            await client_side.send(serialize(Notification("notifications/first")))
+            await client_side.send(serialize(Request(i, "tools/list", meta)))  # not taken before the note
+            await asyncio.wait_for(_until(lambda: len(order) == 2), WAIT)
+            assert order == ["notifications/first", "tools/list"]
+    finally:
+        await server.aclose()
+        await client_side.aclose()
+
+
+async def _until(condition: Any) -> None:
+    while not condition():
+        await asyncio.sleep(0.001)
+
+
+async def test_a_taken_request_runs_in_the_servers_context_not_the_callers() -> None:
+    """A request taken at once starts its handler as the server's reader would, in the reader's context: a
+    context variable the caller set after connecting is not seen by the server's tool."""
+    import contextvars
+
+    seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
+    server = Server("context")
+
+    @server.tool
+    async def read_it() -> str:
+        """The context variable as the tool sees it."""
+        return seen.get()
+
+    async with Client(server, era="modern") as client:
+        seen.set("the caller's")
+        result = await asyncio.wait_for(client.call_tool("read_it", {}), WAIT)
+    assert result["content"] == [{"type": "text", "text": "unset"}]

@@ -302,10 +302,11 @@ class Connection:
                 result: dict[str, Any] = await pending.future
                 return result
             except Expired as expired:
-                waited = expired.args[0]
+                delay, capped = expired.args  # capped: the wait max_timeout allowed ended, not a window
+                waited = f"{max_timeout:g} s (max_timeout)" if capped and max_timeout else f"{delay:g} s"
                 if not pending.cut:
-                    await self._abandon(request_id, method, f"timed out after {waited:g} s")
-                message = f"{method} (request {request_id}) timed out after {waited:g} s"
+                    await self._abandon(request_id, method, f"timed out after {waited}")
+                message = f"{method} (request {request_id}) timed out after {waited}"
                 raise RequestTimeoutError(message) from None
         except asyncio.CancelledError:
             if not pending.cut:  # a cut exchange already cancelled the request on the wire

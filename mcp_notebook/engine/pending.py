@@ -105,6 +105,7 @@ class Pending:
     deadline: float | None = None  # loop time after which progress no longer extends the wait
     expires: float | None = None  # loop time at which the request times out (None: not armed)
     delay: float = 0.0  # the seconds that timeout was set for
+    capped: bool = False  # ... by the deadline (max_timeout), not by ``timeout``
     caller: asyncio.Task[Any] | None = None  # the caller's task, while it runs the exchange itself (inline)
     stopped: bool = False  # fail() cancelled that task, to end the exchange
     cut: bool = False  # the inline exchange ended by cancellation: the request is cancelled on the wire
@@ -122,17 +123,19 @@ class Pending:
         """(Re)start the timeout: ``timeout`` from now, never past ``deadline``."""
         delay = self.timeout
         now = loop.time()
+        capped = False
         if self.deadline is not None:
             left = max(0.0, self.deadline - now)
-            delay = left if delay is None else min(delay, left)
+            if delay is None or left <= delay:
+                delay, capped = left, True
         if delay is None:
             self.timers.disarm(self)
             return
-        self.delay = delay
+        self.delay, self.capped = delay, capped
         self.timers.arm(self, now + delay, loop)
 
     def disarm(self) -> None:
         self.timers.disarm(self)
 
     def expire(self) -> None:
-        self.fail(Expired(self.delay))
+        self.fail(Expired(self.delay, self.capped))

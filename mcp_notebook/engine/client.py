@@ -45,6 +45,7 @@ from .client_inputs import InputAnswers, InputRequest
 from .client_tasks import TaskClientMixin, TaskStatusCallback
 from .connection import Connection, ProgressCallback
 from .modern_client import (
+    MetaBlock,
     Subscriptions,
     modern_request,
     probe,
@@ -115,8 +116,7 @@ class Client(InputAnswers, TaskClientMixin):
         self.notification_handler = notification_handler
         if era is not None and era not in eras.ERA_MODES:
             raise ValueError(f"era must be one of {', '.join(eras.ERA_MODES)}, not {era!r}")
-        is_modern = protocol_version in MODERN_VERSIONS
-        # the version initialize asks for, and the one the probe proposes
+        is_modern = protocol_version in MODERN_VERSIONS  # next two: what initialize and the probe ask for
         self.protocol_version = protocol_version if protocol_version and not is_modern else LATEST_LEGACY
         self.modern_version = protocol_version if protocol_version and is_modern else MODERN_VERSIONS[-1]
         self.era: eras.EraMode = era or ("legacy" if protocol_version and not is_modern else "auto")
@@ -129,14 +129,14 @@ class Client(InputAnswers, TaskClientMixin):
         self._tools_deadline: float | None = None  # modern: when the cached tools/list goes stale (ttlMs)
         self.validate_output = validate_output
         self.extensions = dict(extensions or {})  # declared under capabilities.extensions (SEP-2133)
+        self.meta_block = MetaBlock(Client.capabilities)  # modern: the _meta fields each request carries
         self.trace = Trace(trace_size)
         self._info = client_info or {"name": "mcp-notebook", "version": __version__}
         self._session: Session | None = None
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None
         self._tools: dict[str, dict[str, Any]] = {}
-        # tool name -> (the outputSchema object of the current listing, its check): schema_check's shared
-        # cache is keyed by the schema's JSON text, which costs a json.dumps per call to compute
+        # tool -> (its listed outputSchema, its check): schema_check's cache key is a json.dumps per call
         self._output_checks: dict[str, tuple[dict[str, Any], SchemaCheck]] = {}
         #: Tools the last ``tools/list`` left out, by name (``#index`` without one): why (``%mcp lint``).
         self.dropped_tools: dict[str, str] = {}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import logging
 from collections.abc import Callable, Sequence
@@ -85,6 +86,12 @@ class EraClient(Protocol):
     @property
     def log_level(self) -> str | None: ...
 
+    roots: Any
+    sampling_handler: Any
+    elicitation_handler: Any
+    extensions: dict[str, Any]
+    meta_block: MetaBlock
+
     def capabilities(self) -> dict[str, Any]: ...
 
     async def answer_input(self, request: InputRequest) -> dict[str, Any]: ...
@@ -96,6 +103,7 @@ class EraClient(Protocol):
 
 __all__ = [
     "ACKNOWLEDGED",
+    "MetaBlock",
     "NotificationHandler",
     "Subscription",
     "Subscriptions",
@@ -445,13 +453,58 @@ async def _reissued(
 
 def with_meta(client: EraClient, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with this client's per-request ``_meta`` (version, capabilities, info, log level)."""
-    version = client.session.version
-    sent = eras.modern_params(
-        params, version.name if version else "", client.capabilities(), client.client_info
-    )
-    if client.log_level is not None:
-        sent["_meta"][META_LOG_LEVEL] = client.log_level
+    block = client.meta_block.get(client)
+    sent = dict(params)
+    meta = sent.get("_meta")
+    sent["_meta"] = {**meta, **block} if isinstance(meta, dict) else dict(block)  # a new _meta per request
     return sent
+
+
+def _built_meta(client: EraClient, version: str) -> dict[str, Any]:
+    sent: dict[str, Any] = eras.modern_params(None, version, client.capabilities(), client.client_info)[
+        "_meta"
+    ]
+    if client.log_level is not None:
+        sent[META_LOG_LEVEL] = client.log_level
+    return sent
+
+
+class MetaBlock:
+    """The ``_meta`` fields every 2026-07-28 request of one client carries (version, capabilities,
+    clientInfo, log level), made once and made again when what they are made of changed: the version, the
+    era, the log level, which of roots and the sampling and elicitation handlers are set, and the
+    ``extensions`` and ``clientInfo`` dicts (compared by value with copies taken when made, so a change
+    inside them counts). A legacy client, or a client class with its own ``capabilities()``, gets them
+    made per request, as before."""
+
+    __slots__ = ("_block", "_extensions", "_info", "_key", "_plain")
+
+    def __init__(self, plain: Callable[..., dict[str, Any]]) -> None:
+        self._plain = plain  # Client.capabilities: what the key below covers
+        self._key: tuple[Any, ...] | None = None
+        self._extensions: dict[str, Any] = {}
+        self._info: dict[str, Any] = {}
+        self._block: dict[str, Any] = {}
+
+    def get(self, client: EraClient) -> dict[str, Any]:
+        """The fields, shared: the caller copies them into a ``_meta`` of its own."""
+        version = client.session.version
+        name = version.name if version else ""
+        if not client.is_modern or type(client).capabilities is not self._plain:
+            return _built_meta(client, name)
+        key = (
+            name,
+            client.log_level,
+            client.roots is not None,
+            client.sampling_handler is not None,
+            client.elicitation_handler is not None,
+        )
+        if key != self._key or client.extensions != self._extensions or client.client_info != self._info:
+            self._block = _built_meta(client, name)
+            self._extensions = copy.deepcopy(client.extensions)
+            self._info = copy.deepcopy(client.client_info)
+            self._key = key
+        return self._block
 
 
 async def answer_modern(client: EraClient, request: dict[str, Any]) -> dict[str, Any]:

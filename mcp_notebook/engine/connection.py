@@ -514,6 +514,15 @@ class Connection:
         if incoming.method == "initialize":
             return
         self._stop(task, incoming)
+        # A task cancelled before its first step never runs its handler's own cleanup (the finally that lets
+        # the id go): if that is what happened, let it go here once the task is done.
+        task.add_done_callback(lambda done: self._let_go(request_id, done))
+
+    def _let_go(self, request_id: RequestId, task: asyncio.Task[Any]) -> None:
+        running = self._running.get(request_id)
+        if running is not None and running[0] is task:  # still ours: its handler never ran
+            del self._running[request_id]
+            self.session.forget(request_id)
 
     @staticmethod
     def _stop(task: asyncio.Task[Any], incoming: IncomingRequest) -> None:

@@ -311,3 +311,43 @@ async def test_cancellation_with_a_boolean_request_id_is_ignored() -> None:
     await client_side.aclose()
     await asyncio.wait_for(serving, WAIT)
     assert not cancelled_by_bool
+
+
+async def test_a_request_cancelled_before_its_handler_ran_frees_its_id() -> None:
+    """A request and its cancellation read in one go (both queued before the reader ran): the handler's task
+    is cancelled before its first step, so its own cleanup never runs. The connection must still let the id
+    go (cancellation: the request is over), or a later request with that id is refused as "already in use"
+    and the connection keeps the cancelled request for good."""
+    server, blocker = blocking_server()
+    client_side, server_side = memory_pair()
+    serving = asyncio.create_task(server.serve(server_side))
+
+    async def send(message: dict[str, Any]) -> None:
+        await client_side.send(json.dumps({"jsonrpc": "2.0", **message}))
+
+    async def answer(request_id: int) -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(await asyncio.wait_for(client_side.receive(), WAIT))
+            if message.get("id") == request_id:
+                return message
+
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "hand", "version": "0"},
+    }
+    await send({"id": 100, "method": "initialize", "params": init})
+    await answer(100)
+    await send({"method": "notifications/initialized"})
+    # no await between them yields to the server's reader: it reads the call and its cancellation together
+    await send({"id": 5, "method": "tools/call", "params": {"name": "block", "arguments": {}}})
+    await send({"method": "notifications/cancelled", "params": {"requestId": 5}})
+    await send({"id": 6, "method": "ping"})
+    await answer(6)
+    (session,) = server.sessions
+    assert not blocker.started.is_set()  # cancelled before it ran
+    await send({"id": 5, "method": "ping"})  # the id of a request that is over, used again
+    assert "result" in await answer(5)
+    assert 5 not in session.connection._running
+    await client_side.aclose()
+    await asyncio.wait_for(serving, WAIT)

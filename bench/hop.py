@@ -1,11 +1,14 @@
 """The thread hop a synchronous tool pays, alone: a no-op function run in a worker thread and awaited.
 
-    .venv/bin/python bench/hop.py [--calls 4000] [--rounds 5] [--root OTHER_CHECKOUT]
+    .venv/bin/python bench/hop.py [--calls 4000] [--rounds 5] [--concurrency 1,8,32] [--root OTHER_CHECKOUT]
 
 Side by side, interleaved round by round: ours (``engine/workers.run_in_worker``, what our server runs a
 sync tool with), ``asyncio.to_thread`` and ``anyio.to_thread.run_sync`` (what the official SDK runs a sync
 tool with). Prints wall time and CPU time (``time.process_time``: every thread of the process) per hop, the
 median and the best of the rounds. On a loaded machine the wall time is noisy; the CPU time much less.
+
+At concurrency c, c chains of hops run at once (``c`` calls in flight, as ``Client.map`` at c keeps a server
+busy), each hop a ``functools.partial`` as a tool's call is (the pool knows a tool by the function it wraps).
 
 This is the floor under a sync tool's round trip that no protocol work can remove: two thread wake-ups
 (the loop wakes a worker, the worker wakes the loop) and the interpreter lock passing between the two.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import sys
@@ -26,8 +30,8 @@ from typing import Any
 Hop = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
-def _noop() -> None:
-    return None
+def _noop(a: int = 0) -> int:
+    return a
 
 
 def _hops() -> dict[str, Hop]:
@@ -42,21 +46,26 @@ def _hops() -> dict[str, Hop]:
     }
 
 
-async def _measure(hop: Hop, calls: int) -> tuple[float, float]:
-    for _ in range(min(calls, 300)):
-        await hop(_noop)
+async def _chain(hop: Hop, calls: int) -> None:
+    for i in range(calls):
+        await hop(functools.partial(_noop, i))
+
+
+async def _measure(hop: Hop, calls: int, concurrency: int) -> tuple[float, float]:
+    await asyncio.gather(*(_chain(hop, min(calls, 300) // concurrency) for _ in range(concurrency)))
     wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(calls):
-        await hop(_noop)
+    await asyncio.gather(*(_chain(hop, calls // concurrency) for _ in range(concurrency)))
     return (time.perf_counter() - wall) / calls * 1e6, (time.process_time() - cpu) / calls * 1e6
 
 
-async def _run(calls: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
+async def _run(calls: int, rounds: int, levels: list[int]) -> dict[str, list[tuple[float, float]]]:
     hops = _hops()
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in hops}
+    results: dict[str, list[tuple[float, float]]] = {}
     for _ in range(rounds):  # interleaved, so drift (other load) hits every variant alike
-        for name, hop in hops.items():
-            results[name].append(await _measure(hop, calls))
+        for c in levels:
+            for name, hop in hops.items():
+                case = name if c == 1 else f"{name}, c={c}"
+                results.setdefault(case, []).append(await _measure(hop, calls, c))
     return results
 
 
@@ -64,6 +73,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--concurrency", default="1,8,32", help="hops in flight at once, comma-separated")
     parser.add_argument("--root", help="measure the mcp_notebook of this checkout instead (a before/after)")
     args = parser.parse_args()
     if args.root:  # ahead of the venv's editable install, whose finder would otherwise win
@@ -74,7 +84,7 @@ def main() -> int:
     where = Path(mcp_notebook.__file__).parent
     load = os.getloadavg()[0]
     print(f"mcp_notebook from {where}; load average {load:.2f}; {args.calls} hops x {args.rounds} rounds")
-    results = asyncio.run(_run(args.calls, args.rounds))
+    results = asyncio.run(_run(args.calls, args.rounds, [int(c) for c in args.concurrency.split(",")]))
     print("| hop | wall us (median) | wall us (best) | CPU us (median) | CPU us (best) |")
     print("|---|---:|---:|---:|---:|")
     for name, runs in results.items():

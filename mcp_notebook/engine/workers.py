@@ -24,9 +24,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import os
 import socket
+import sys
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -38,20 +41,37 @@ T = TypeVar("T")
 MAX_WORKERS = min(32, (os.cpu_count() or 1) + 4)  # the default executor's own bound
 _PIPES = os.name == "posix"  # a selector loop elsewhere (Windows) watches sockets only
 
-# (context, function, the loop's inbox, the future, its loop)
+QUICK = 100e-6  # s: a function whose last call took less may wait for a busy worker rather than wake one
+# s: how often a loop with calls waiting behind quick jobs checks that those jobs end; not under the switch
+# interval (5 ms), which a worker may wait to get the interpreter lock while the loop holds it
+WATCH = max(0.001, sys.getswitchinterval())
+
+# (context, function, the loop's inbox, the future, its loop, the function it calls: None if unknown)
 _Job = tuple[
-    contextvars.Context, Callable[[], Any], "_Inbox | None", "asyncio.Future[Any]", asyncio.AbstractEventLoop
+    contextvars.Context,
+    Callable[[], Any],
+    "_Inbox | None",
+    "asyncio.Future[Any]",
+    asyncio.AbstractEventLoop,
+    Any,
 ]
+Loop = asyncio.AbstractEventLoop
 
 
 class _Worker:
     """One worker thread's end of its wake-ups: it sleeps in a read of its own pipe until a job is put in
-    ``job`` and a byte written."""
+    ``job`` and a byte written. While it has a job: its ``loop`` and function (``fn``), and ``quick``, if
+    the pool expects it to end soon (see ``_Workers``); ``runs`` counts the jobs it took, ``seen`` is that
+    count when its loop's watch last looked."""
 
-    __slots__ = ("job", "read", "write")
+    __slots__ = ("fn", "job", "loop", "quick", "read", "runs", "seen", "write")
 
     def __init__(self) -> None:
         self.job: _Job | None = None
+        self.loop: Loop | None = None
+        self.fn: Any = None
+        self.quick = False
+        self.runs = self.seen = 0
         self.read, self.write = os.pipe()
 
     def close(self) -> None:
@@ -60,79 +80,155 @@ class _Worker:
 
 
 class _Workers:
-    """Idle workers wait in a stack, each on its own pipe; a loop's jobs wait in a queue only while it has
+    """Idle workers wait in a stack, each on its own pipe; a loop's jobs wait in a queue while it has
     :data:`MAX_WORKERS` of them running (the bound is per loop, as each loop's default executor's: one bound
     for all would let sync tools waiting for calls served on another loop take every worker). A pipe, not a
     lock or a queue's condition: a write to a pipe is a *synchronous* wake-up for the kernel (the writer will
     sleep soon), so the woken worker is queued on the loop's own CPU and runs when the loop goes to wait for
     the answer, instead of waking an idle CPU, or preempting the loop and finding the interpreter lock still
-    held (measured: 4.5 -> 2.2 context switches per hop)."""
+    held (measured: 4.5 -> 2.2 context switches per hop).
+
+    A loop's jobs also wait, so that a burst of short calls does not wake a thread per call (each then
+    fighting the others and the loop for the interpreter lock), while a worker runs a *quick* job of that
+    loop: one of a function whose last call took under :data:`QUICK` (a sync tool, known by the function a
+    ``functools.partial`` wraps). That worker takes the loop's waiting jobs one after the other. A function
+    not seen yet, or slow last time, gets a worker of its own at once, so a tool that blocks never holds up
+    another call; one that was quick and now blocks is caught by the loop's watch: every :data:`WATCH` while
+    jobs wait behind quick ones, a quick job still running since the last look is no longer counted quick
+    (nor its function), and the waiting jobs go to workers of their own, up to the bound."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []  # the most recently idle last: it is taken first
-        self._busy: dict[asyncio.AbstractEventLoop, int] = {}  # a loop's jobs running (none: no entry)
-        self._waiting: dict[asyncio.AbstractEventLoop, deque[_Job]] = {}  # a loop's jobs past its bound
+        self._busy: dict[Loop, int] = {}  # a loop's jobs running (none: no entry)
+        self._quick_busy: dict[Loop, int] = {}  # of those, the quick ones (none: no entry)
+        self._waiting: dict[Loop, deque[_Job]] = {}  # a loop's jobs past its bound or behind quick ones
         self._workers: list[_Worker] = []
+        self._last: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()  # s per function
 
     def submit(self, job: _Job) -> None:
-        loop = job[4]
+        _, _, inbox, _, loop, fn = job
+        worker = watch = None
         with self._lock:
-            busy = self._busy.get(loop, 0)
-            if busy >= MAX_WORKERS:
+            if self._busy.get(loop, 0) < MAX_WORKERS and not (
+                inbox is not None and self._quick_busy.get(loop) and self._is_quick(fn)
+            ):
+                worker = self._assign(job, loop)
+            else:
                 waiting = self._waiting.get(loop)
                 if waiting is None:
                     waiting = self._waiting[loop] = deque()
                 waiting.append(job)
-                return
-            if self._idle:
-                worker = self._idle.pop()
-            else:
-                self._start(job)
-                self._busy[loop] = busy + 1
-                return
-            self._busy[loop] = busy + 1
-        worker.job = job
-        os.write(worker.write, b"\0")
+                if inbox is not None and self._quick_busy.get(loop) and not inbox.watched:
+                    inbox.watched, watch = True, inbox
+        if worker is not None:
+            self._wake(worker)
+        if watch is not None:  # in an empty context: not the caller's (its request's variables)
+            loop.call_later(WATCH, self._watch, watch, loop, context=contextvars.Context())
 
-    def _start(self, job: _Job) -> None:
-        """A new worker, its first job given (under the lock)."""
+    def _is_quick(self, fn: Any) -> bool:
+        try:
+            return fn is not None and self._last.get(fn, QUICK) < QUICK
+        except TypeError:  # not a function that can be referred to weakly: never counted quick
+            return False
+
+    def _assign(self, job: _Job, loop: Loop) -> _Worker | None:
+        """(Under the lock, the loop under its bound.) The job to an idle worker (returned, to be woken), or
+        to a new one (None)."""
+        if self._idle:
+            worker = self._idle.pop()
+            self._take(worker, job, loop)
+            return worker
         worker = _Worker()
         self._workers.append(worker)
-        worker.job = job  # not the thread's argument: its Thread would hold the job for good
+        self._take(worker, job, loop)  # not the thread's argument: its Thread would hold the job for good
         name = f"mcp-notebook worker {len(self._workers)}"
         try:
             threading.Thread(target=self._work, args=(worker,), name=name, daemon=True).start()
         except BaseException:  # no thread to be had: the caller hears of it, nothing is counted
             self._workers.remove(worker)
+            self._drop(worker, loop)
             worker.close()
             raise
+        return None
+
+    def _take(self, worker: _Worker, job: _Job, loop: Loop) -> None:
+        worker.job, worker.loop, worker.fn = job, loop, job[5]
+        worker.runs += 1
+        self._busy[loop] = self._busy.get(loop, 0) + 1
+        worker.quick = self._is_quick(job[5])
+        if worker.quick:
+            self._quick_busy[loop] = self._quick_busy.get(loop, 0) + 1
+
+    def _drop(self, worker: _Worker, loop: Loop, busy: int = 1) -> None:
+        """(Under the lock.) The worker's job is no longer counted running (busy=0: no longer quick only)."""
+        if worker.quick:
+            worker.quick = False
+            _count_down(self._quick_busy, loop)
+        if busy:
+            worker.loop = worker.fn = None
+            _count_down(self._busy, loop)
+
+    @staticmethod
+    def _wake(worker: _Worker) -> None:
+        os.write(worker.write, b"\0")
 
     def _work(self, worker: _Worker) -> None:
-        job, worker.job = worker.job, None
         while True:
+            job, worker.job = worker.job, None
             while job is not None:
                 job = _run(job, worker, self._next)  # its locals (the result, the loop) go with it
             os.read(worker.read, 1)
-            job, worker.job = worker.job, None
 
-    def _next(self, worker: _Worker, loop: asyncio.AbstractEventLoop) -> _Job | None:
+    def _next(self, worker: _Worker, loop: Loop, fn: Any, took: float) -> _Job | None:
         """The worker's next job (the next waiting one of ``loop``, whose job it ran), or None once it is
-        counted idle."""
+        counted idle; ``fn`` took ``took`` s."""
         with self._lock:
+            if fn is not None and (took < QUICK) != worker.quick:  # written only when it changes
+                with contextlib.suppress(TypeError):
+                    self._last[fn] = took
+            self._drop(worker, loop)
             waiting = self._waiting.get(loop) if self._waiting else None  # (mostly none at all)
-            if waiting:
-                job = waiting.popleft()
-                if not waiting:
-                    del self._waiting[loop]
-                return job
-            busy = self._busy[loop] - 1
-            if busy:
-                self._busy[loop] = busy
-            else:
-                del self._busy[loop]
-            self._idle.append(worker)
-            return None
+            if not waiting:
+                self._idle.append(worker)
+                return None
+            self._take(worker, waiting.popleft(), loop)
+            job, worker.job = worker.job, None
+            self._spread(loop)  # its job not quick: the jobs behind it go to workers of their own
+        return job
+
+    def _spread(self, loop: Loop) -> None:
+        """(Under the lock.) While the loop has jobs waiting and no quick job running, each goes to a worker
+        as far as its bound allows (a worker that cannot be started leaves it waiting)."""
+        waiting = self._waiting.get(loop)
+        while waiting and not self._quick_busy.get(loop) and self._busy.get(loop, 0) < MAX_WORKERS:
+            job = waiting.popleft()
+            try:
+                worker = self._assign(job, loop)
+            except BaseException:  # no thread now: the job waits for a worker of its loop to finish
+                waiting.appendleft(job)
+                break
+            if worker is not None:
+                self._wake(worker)
+        if not waiting:
+            self._waiting.pop(loop, None)
+
+    def _watch(self, inbox: _Inbox, loop: Loop) -> None:
+        """On the loop, every :data:`WATCH` while its jobs wait behind quick ones: see the class."""
+        with self._lock:
+            for worker in self._workers:
+                if worker.loop is not loop:
+                    continue
+                if worker.quick and worker.runs == worker.seen:  # the same job as at the last look
+                    if worker.job is None:  # running, not just handed over: its function is slow now
+                        with contextlib.suppress(TypeError):
+                            self._last[worker.fn] = WATCH
+                    self._drop(worker, loop, busy=0)
+                worker.seen = worker.runs
+            self._spread(loop)
+            inbox.watched = bool(self._waiting.get(loop)) and bool(self._quick_busy.get(loop))
+        if inbox.watched and not inbox.closed:
+            loop.call_later(WATCH, self._watch, inbox, loop, context=contextvars.Context())
 
     def after_fork(self) -> None:
         """In a forked child the threads are gone (their pipes, queue and lock with them), and a loop there
@@ -143,22 +239,31 @@ class _Workers:
         _inboxes.clear()
 
 
+def _count_down(counts: dict[Loop, int], loop: Loop) -> None:
+    left = counts[loop] - 1
+    if left:
+        counts[loop] = left
+    else:
+        del counts[loop]
+
+
 def _run(
-    job: _Job, worker: _Worker, next_job: Callable[[_Worker, asyncio.AbstractEventLoop], _Job | None]
+    job: _Job, worker: _Worker, next_job: Callable[[_Worker, Loop, Any, float], _Job | None]
 ) -> _Job | None:
     """Run one job; the worker's next job. The worker counts itself idle (or takes its next job) *before* it
     wakes the loop: once the loop is woken the two threads want the interpreter at once, and whatever the
     worker still does then (its bookkeeping) the loop waits for."""
-    context, fn, inbox, future, loop = job
+    context, fn, inbox, future, loop, known = job
     if future.cancelled():  # read across threads: at worst a just-cancelled call still runs
-        return next_job(worker, loop)
+        return next_job(worker, loop, None, 0.0)
+    start = time.perf_counter()
     try:
         result = context.run(fn)
     except BaseException as exc:  # delivered to the caller, as to_thread does
-        following = next_job(worker, loop)
+        following = next_job(worker, loop, known, time.perf_counter() - start)
         _deliver(inbox, future, None, exc)
     else:
-        following = next_job(worker, loop)
+        following = next_job(worker, loop, known, time.perf_counter() - start)
         _deliver(inbox, future, result, None)
     return following
 
@@ -189,9 +294,12 @@ class _Inbox:
     future it holds lets the loop go. Its ends close when the loop is collected or the inbox is. (A try, not
     ``contextlib.suppress``, on this path.)"""
 
-    __slots__ = ("__weakref__", "_answers", "_reader", "_sockets", "_writer")
+    __slots__ = ("__weakref__", "_answers", "_reader", "_sockets", "_writer", "watched")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.watched = (
+            False  # the pool watches this loop's jobs waiting behind quick ones (``_Workers._watch``)
+        )
         self._answers: deque[tuple[asyncio.Future[Any], Any, Any]] = deque()
         self._sockets: tuple[socket.socket, socket.socket] | None = None
         if _PIPES:  # a byte through a pipe: 0.9-1.3 us written and read, through a socket pair 2.4-3.9
@@ -299,5 +407,6 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
     """``fn()`` in a worker thread, in a copy of the caller's context; its result or its exception."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    _workers.submit((contextvars.copy_context(), fn, _inbox(loop), future, loop))
+    known = fn.func if type(fn) is functools.partial else None  # a tool's call: the tool's function
+    _workers.submit((contextvars.copy_context(), fn, _inbox(loop), future, loop, known))
     return await future

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import gc
 import os
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -370,3 +372,75 @@ sys.exit(os.waitstatus_to_exitcode(status))
 def test_a_forked_child_runs_calls_on_workers_of_its_own() -> None:
     done = subprocess.run([sys.executable, "-c", FORK_CHILD], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def gated(gate: threading.Event | None, entered: threading.Event | None = None, pause: float = 0.0) -> str:
+    """A sync tool's function: quick unless told to pause or to wait at a gate."""
+    if pause:
+        threading.Event().wait(pause)
+    if entered is not None:
+        entered.set()
+    if gate is not None:
+        gate.wait(WAIT)
+    return "done"
+
+
+def _fresh_pool(monkeypatch: pytest.MonkeyPatch, watch: float | None = None) -> workers._Workers:
+    pool = workers._Workers()
+    monkeypatch.setattr(workers, "_workers", pool)
+    if watch is not None:
+        monkeypatch.setattr(workers, "WATCH", watch)
+    return pool
+
+
+async def test_a_burst_of_quick_calls_runs_on_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls of a function whose last call was quick wait for the worker running one, instead of each waking
+    a thread of its own (the watch, which would spread them if that worker stalled, is kept out of it)."""
+    pool = _fresh_pool(monkeypatch, watch=60.0)
+    wakes = []
+    monkeypatch.setattr(pool, "_wake", lambda worker: (wakes.append(worker), workers._Workers._wake(worker)))
+    assert await run_in_worker(functools.partial(gated, None)) == "done"  # now known quick
+    wakes.clear()
+    results = await asyncio.gather(*(run_in_worker(functools.partial(gated, None)) for _ in range(64)))
+    assert results == ["done"] * 64
+    assert len(pool._workers) == 1 and set(wakes) <= set(pool._workers)
+    assert not pool._waiting and not pool._quick_busy and not pool._busy
+
+
+async def test_unknown_and_slow_functions_never_wait_behind_a_quick_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A quick function's call blocks (the watch kept out of it): a call of a function not seen yet, and of
+    one slow last time, still each get a worker at once."""
+    pool = _fresh_pool(monkeypatch, watch=60.0)
+    gate, entered = threading.Event(), threading.Event()
+    await run_in_worker(functools.partial(gated, None))  # quick
+    await run_in_worker(functools.partial(time.sleep, 0.002))  # slow
+    blocked = asyncio.ensure_future(run_in_worker(functools.partial(gated, gate, entered)))
+    try:
+        await asyncio.to_thread(entered.wait, WAIT)
+        assert sum(pool._quick_busy.values()) == 1
+        await asyncio.wait_for(run_in_worker(functools.partial(time.sleep, 0)), WAIT)
+        assert await asyncio.wait_for(run_in_worker(lambda: "unknown"), WAIT) == "unknown"
+    finally:
+        gate.set()
+    assert await blocked == "done"
+
+
+async def test_a_quick_function_that_blocks_holds_up_no_other_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call queued behind a quick function's call that now blocks is handed to a worker of its own by the
+    loop's watch, and the blocked worker is no longer counted as one that will take waiting calls."""
+    pool = _fresh_pool(monkeypatch)
+    gate, entered = threading.Event(), threading.Event()
+    await run_in_worker(functools.partial(gated, None))  # quick
+    blocked = asyncio.ensure_future(run_in_worker(functools.partial(gated, gate, entered)))
+    try:
+        await asyncio.to_thread(entered.wait, WAIT)
+        behind = asyncio.ensure_future(run_in_worker(functools.partial(gated, None)))
+        await asyncio.sleep(0)
+        assert [len(jobs) for jobs in pool._waiting.values()] == [1]  # behind the blocked call, at first
+        assert await asyncio.wait_for(behind, WAIT) == "done"  # before the gate opens
+        assert not pool._quick_busy and len(pool._workers) == 2
+    finally:
+        gate.set()
+    assert await blocked == "done"

@@ -474,8 +474,8 @@ class MetaBlock:
     clientInfo, log level), made once and made again when what they are made of changed: the version, the
     era, the log level, which of roots and the sampling and elicitation handlers are set, and the
     ``extensions`` and ``clientInfo`` dicts (compared by value with copies taken when made, so a change
-    inside them counts). A legacy client, or a client class with its own ``capabilities()``, gets them
-    made per request, as before."""
+    inside them counts). A legacy client, or a client whose class or instance has its own
+    ``capabilities()``, gets them made per request, as before."""
 
     __slots__ = ("_block", "_extensions", "_info", "_key", "_plain")
 
@@ -490,7 +490,11 @@ class MetaBlock:
         """The fields, shared: the caller copies them into a ``_meta`` of its own."""
         version = client.session.version
         name = version.name if version else ""
-        if not client.is_modern or type(client).capabilities is not self._plain:
+        if (
+            not client.is_modern
+            or type(client).capabilities is not self._plain
+            or "capabilities" in getattr(client, "__dict__", ())  # set on this one instance
+        ):
             return _built_meta(client, name)
         key = (
             name,

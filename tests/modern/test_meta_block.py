@@ -93,3 +93,14 @@ async def test_a_client_class_with_its_own_capabilities_gets_them_per_request() 
     async with OwnCapabilities(make_server(), era="modern") as client:
         first, second = meta(client), meta(client)
     assert first[META_CLIENT_CAPABILITIES]["experimental"] != second[META_CLIENT_CAPABILITIES]["experimental"]
+
+
+async def test_capabilities_set_on_one_client_instance_reach_each_request() -> None:
+    """Before: the block looked only at the class, so ``client.capabilities = ...`` on one instance was never
+    called once the block was made (the review of 34c918b)."""
+    async with Client(make_server(), era="modern") as client:
+        plain = client.capabilities
+        meta(client)  # the block is made from the class's capabilities()
+        client.capabilities = lambda: {**plain(), "experimental": {"mine": True}}  # type: ignore[method-assign]
+        sent = meta(client)
+    assert sent[META_CLIENT_CAPABILITIES]["experimental"] == {"mine": True}

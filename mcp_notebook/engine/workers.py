@@ -287,19 +287,21 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
 
 class _Inbox:
     """One loop's answers from the workers: a deque, and a pipe (a socket pair where a loop can watch only
-    sockets: Windows) whose read end the loop watches. A worker appends its answer and writes a byte; the
-    loop, woken, reads once and settles every answer there is. Only the loop holds it (its reader's Handle),
-    and a worker while it answers: ``_inboxes`` refers to it weakly, so an answer left for a closed loop (a
-    call cancelled, still running when the loop closed) goes with the inbox once its worker lets go, and the
-    future it holds lets the loop go. Its ends close when the loop is collected or the inbox is. (A try, not
-    ``contextlib.suppress``, on this path.)"""
+    sockets: Windows) whose read end the loop watches. A worker appends its answer and writes a byte, unless
+    one is written that the loop has not read yet; the loop, woken, reads, then settles every answer there
+    is: answers given while the loop is busy cost it one wake-up, and their workers no write each. Only the
+    loop holds it (its reader's Handle), and a worker while it answers: ``_inboxes`` refers to it weakly, so
+    an answer left for a closed loop (a call cancelled, still running when the loop closed) goes with the
+    inbox once its worker lets go, and the future it holds lets the loop go. Its ends close when the loop is
+    collected or the inbox is. (A try, not ``contextlib.suppress``, on this path.)"""
 
-    __slots__ = ("__weakref__", "_answers", "_reader", "_sockets", "_writer", "watched")
+    __slots__ = ("__weakref__", "_answers", "_reader", "_sockets", "_woken", "_writer", "watched")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.watched = (
             False  # the pool watches this loop's jobs waiting behind quick ones (``_Workers._watch``)
         )
+        self._woken = False  # a byte is written that the loop has not read yet: answers go without one
         self._answers: deque[tuple[asyncio.Future[Any], Any, Any]] = deque()
         self._sockets: tuple[socket.socket, socket.socket] | None = None
         if _PIPES:  # a byte through a pipe: 0.9-1.3 us written and read, through a socket pair 2.4-3.9
@@ -322,6 +324,9 @@ class _Inbox:
 
     def put(self, future: asyncio.Future[Any], result: Any, exc: Any) -> None:
         self._answers.append((future, result, exc))
+        if self._woken:  # the loop will settle this one with those before it
+            return
+        self._woken = True
         try:
             if self._sockets is None:
                 os.write(self._writer, b"\0")
@@ -338,6 +343,7 @@ class _Inbox:
                 self._sockets[0].recv(4096)
         except OSError:  # woken for nothing: an earlier wake-up settled its answer
             pass
+        self._woken = False  # after the read (a byte written now wakes the loop again), before the answers
         answers = self._answers
         while answers:
             _settle(*answers.popleft())

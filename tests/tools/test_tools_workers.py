@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -385,6 +384,10 @@ def gated(gate: threading.Event | None, entered: threading.Event | None = None, 
     return "done"
 
 
+def pause(seconds: float) -> None:
+    threading.Event().wait(seconds)
+
+
 def _fresh_pool(monkeypatch: pytest.MonkeyPatch, watch: float | None = None) -> workers._Workers:
     pool = workers._Workers()
     monkeypatch.setattr(workers, "_workers", pool)
@@ -415,12 +418,14 @@ async def test_unknown_and_slow_functions_never_wait_behind_a_quick_one(
     pool = _fresh_pool(monkeypatch, watch=60.0)
     gate, entered = threading.Event(), threading.Event()
     await run_in_worker(functools.partial(gated, None))  # quick
-    await run_in_worker(functools.partial(time.sleep, 0.002))  # slow
+    await run_in_worker(functools.partial(pause, 0))  # quick (at least as a rule)
+    await run_in_worker(functools.partial(pause, 0.002))  # slow last time
     blocked = asyncio.ensure_future(run_in_worker(functools.partial(gated, gate, entered)))
     try:
         await asyncio.to_thread(entered.wait, WAIT)
         assert sum(pool._quick_busy.values()) == 1
-        await asyncio.wait_for(run_in_worker(functools.partial(time.sleep, 0)), WAIT)
+        assert not pool._is_quick(pause)
+        await asyncio.wait_for(run_in_worker(functools.partial(pause, 0)), WAIT)
         assert await asyncio.wait_for(run_in_worker(lambda: "unknown"), WAIT) == "unknown"
     finally:
         gate.set()
@@ -444,3 +449,32 @@ async def test_a_quick_function_that_blocks_holds_up_no_other_call(monkeypatch: 
     finally:
         gate.set()
     assert await blocked == "done"
+
+
+def _unread(fd: int) -> int:
+    import fcntl
+    import termios
+
+    count = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return int.from_bytes(count, sys.byteorder)
+
+
+@pytest.mark.skipif(not workers._PIPES, reason="the inbox is a pipe on POSIX")
+async def test_answers_given_before_the_loop_reads_wake_it_once() -> None:
+    """Three answers put before the loop reads its inbox write one byte, not three; once the loop has read
+    and settled them, the next answer writes again."""
+    loop = asyncio.get_running_loop()
+    inbox = workers._inbox(loop)
+    assert inbox is not None
+    await run_in_worker(lambda: None)  # nothing unread left from earlier calls
+    futures = [loop.create_future() for _ in range(3)]
+    for i, future in enumerate(futures):
+        inbox.put(future, i, None)
+    assert _unread(inbox._reader) == 1
+    assert await asyncio.wait_for(asyncio.gather(*futures), WAIT) == [0, 1, 2]
+    assert _unread(inbox._reader) == 0
+    last = loop.create_future()
+    inbox.put(last, "again", None)
+    assert _unread(inbox._reader) == 1
+    assert await asyncio.wait_for(last, WAIT) == "again"

@@ -222,7 +222,7 @@ class _Workers:
                 if worker.quick and worker.runs == worker.seen:  # the same job as at the last look
                     if worker.job is None:  # running, not just handed over: its function is slow now
                         with contextlib.suppress(TypeError):
-                            self._last[worker.fn] = WATCH
+                            self._last[worker.fn] = float("inf")  # (still running)
                     self._drop(worker, loop, busy=0)
                 worker.seen = worker.runs
             self._spread(loop)

@@ -388,21 +388,31 @@ def pause(seconds: float) -> None:
     threading.Event().wait(seconds)
 
 
-def _fresh_pool(monkeypatch: pytest.MonkeyPatch, watch: float | None = None) -> workers._Workers:
+def _fresh_pool(monkeypatch: pytest.MonkeyPatch, quick: float, watch: float | None = None) -> Any:
+    """A pool of its own, QUICK (and WATCH) set: no timing decides what these tests see."""
     pool = workers._Workers()
     monkeypatch.setattr(workers, "_workers", pool)
+    monkeypatch.setattr(workers, "QUICK", quick)
     if watch is not None:
         monkeypatch.setattr(workers, "WATCH", watch)
     return pool
 
 
+async def _known_quick(pool: Any) -> None:
+    for _ in range(100):  # bounded; on a busy machine one call may be preempted past QUICK, not a hundred
+        await run_in_worker(functools.partial(gated, None))
+        if pool._is_quick(gated):
+            return
+    raise AssertionError("gated never counted quick")
+
+
 async def test_a_burst_of_quick_calls_runs_on_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """Calls of a function whose last call was quick wait for the worker running one, instead of each waking
     a thread of its own (the watch, which would spread them if that worker stalled, is kept out of it)."""
-    pool = _fresh_pool(monkeypatch, watch=60.0)
+    pool = _fresh_pool(monkeypatch, quick=60.0, watch=60.0)
     wakes = []
     monkeypatch.setattr(pool, "_wake", lambda worker: (wakes.append(worker), workers._Workers._wake(worker)))
-    assert await run_in_worker(functools.partial(gated, None)) == "done"  # now known quick
+    await _known_quick(pool)
     wakes.clear()
     results = await asyncio.gather(*(run_in_worker(functools.partial(gated, None)) for _ in range(64)))
     assert results == ["done"] * 64
@@ -415,11 +425,11 @@ async def test_unknown_and_slow_functions_never_wait_behind_a_quick_one(
 ) -> None:
     """A quick function's call blocks (the watch kept out of it): a call of a function not seen yet, and of
     one slow last time, still each get a worker at once."""
-    pool = _fresh_pool(monkeypatch, watch=60.0)
+    pool = _fresh_pool(monkeypatch, quick=0.05, watch=60.0)
     gate, entered = threading.Event(), threading.Event()
-    await run_in_worker(functools.partial(gated, None))  # quick
+    await _known_quick(pool)
     await run_in_worker(functools.partial(pause, 0))  # quick (at least as a rule)
-    await run_in_worker(functools.partial(pause, 0.002))  # slow last time
+    await run_in_worker(functools.partial(pause, 0.06))  # slow last time
     blocked = asyncio.ensure_future(run_in_worker(functools.partial(gated, gate, entered)))
     try:
         await asyncio.to_thread(entered.wait, WAIT)
@@ -435,9 +445,9 @@ async def test_unknown_and_slow_functions_never_wait_behind_a_quick_one(
 async def test_a_quick_function_that_blocks_holds_up_no_other_call(monkeypatch: pytest.MonkeyPatch) -> None:
     """A call queued behind a quick function's call that now blocks is handed to a worker of its own by the
     loop's watch, and the blocked worker is no longer counted as one that will take waiting calls."""
-    pool = _fresh_pool(monkeypatch)
+    pool = _fresh_pool(monkeypatch, quick=60.0)
     gate, entered = threading.Event(), threading.Event()
-    await run_in_worker(functools.partial(gated, None))  # quick
+    await _known_quick(pool)
     blocked = asyncio.ensure_future(run_in_worker(functools.partial(gated, gate, entered)))
     try:
         await asyncio.to_thread(entered.wait, WAIT)

@@ -61,6 +61,41 @@ def blocking_server() -> tuple[Server, Blocker]:
     return server, blocker
 
 
+class HandClient:
+    """A 2025-11-25 client played by hand over a memory pair: each message as written, initialized."""
+
+    def __init__(self, server: Server) -> None:
+        self.side, server_side = memory_pair()
+        self.serving = asyncio.create_task(server.serve(server_side))
+
+    @classmethod
+    async def initialized(cls, server: Server) -> HandClient:
+        hand = cls(server)
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "hand", "version": "0"},
+        }
+        await hand.send({"id": 100, "method": "initialize", "params": init})
+        await hand.answer(100)
+        await hand.send({"method": "notifications/initialized"})
+        return hand
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.side.send(json.dumps({"jsonrpc": "2.0", **message}))
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        """The answer to ``request_id`` (what comes before it is skipped)."""
+        while True:
+            message: dict[str, Any] = json.loads(await asyncio.wait_for(self.side.receive(), WAIT))
+            if message.get("id") == request_id:
+                return message
+
+    async def close(self) -> None:
+        await self.side.aclose()
+        await asyncio.wait_for(self.serving, WAIT)
+
+
 # -- progress ------------------------------------------------------------------------------------------------
 async def test_progress_callback_receives_increasing_progress(connect: Connect) -> None:
     """basic/utilities/progress: the requestor sends a progressToken; the receiver's notifications carry it,
@@ -277,26 +312,8 @@ async def test_cancellation_with_a_boolean_request_id_is_ignored() -> None:
     are strings or integers (basic#requests), so requestId true must not cancel request 1 (True == 1 in
     Python). The client is played by hand over a memory pair."""
     server, blocker = blocking_server()
-    client_side, server_side = memory_pair()
-    serving = asyncio.create_task(server.serve(server_side))
-
-    async def send(message: dict[str, Any]) -> None:
-        await client_side.send(json.dumps({"jsonrpc": "2.0", **message}))
-
-    async def answer(request_id: int) -> dict[str, Any]:
-        while True:
-            message: dict[str, Any] = json.loads(await asyncio.wait_for(client_side.receive(), WAIT))
-            if message.get("id") == request_id:
-                return message
-
-    init = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "hand", "version": "0"},
-    }
-    await send({"id": 100, "method": "initialize", "params": init})
-    await answer(100)
-    await send({"method": "notifications/initialized"})
+    hand = await HandClient.initialized(server)
+    send, answer = hand.send, hand.answer
     await send({"id": 1, "method": "tools/call", "params": {"name": "block", "arguments": {}}})
     await asyncio.wait_for(blocker.started.wait(), WAIT)
     await send({"method": "notifications/cancelled", "params": {"requestId": True}})
@@ -308,8 +325,7 @@ async def test_cancellation_with_a_boolean_request_id_is_ignored() -> None:
 
     await send({"method": "notifications/cancelled", "params": {"requestId": 1}})
     await asyncio.wait_for(blocker.cancelled.wait(), WAIT)
-    await client_side.aclose()
-    await asyncio.wait_for(serving, WAIT)
+    await hand.close()
     assert not cancelled_by_bool
 
 
@@ -319,26 +335,8 @@ async def test_a_request_cancelled_before_its_handler_ran_frees_its_id() -> None
     go (cancellation: the request is over), or a later request with that id is refused as "already in use"
     and the connection keeps the cancelled request for good."""
     server, blocker = blocking_server()
-    client_side, server_side = memory_pair()
-    serving = asyncio.create_task(server.serve(server_side))
-
-    async def send(message: dict[str, Any]) -> None:
-        await client_side.send(json.dumps({"jsonrpc": "2.0", **message}))
-
-    async def answer(request_id: int) -> dict[str, Any]:
-        while True:
-            message: dict[str, Any] = json.loads(await asyncio.wait_for(client_side.receive(), WAIT))
-            if message.get("id") == request_id:
-                return message
-
-    init = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "hand", "version": "0"},
-    }
-    await send({"id": 100, "method": "initialize", "params": init})
-    await answer(100)
-    await send({"method": "notifications/initialized"})
+    hand = await HandClient.initialized(server)
+    send, answer = hand.send, hand.answer
     # no await between them yields to the server's reader: it reads the call and its cancellation together
     await send({"id": 5, "method": "tools/call", "params": {"name": "block", "arguments": {}}})
     await send({"method": "notifications/cancelled", "params": {"requestId": 5}})
@@ -349,5 +347,4 @@ async def test_a_request_cancelled_before_its_handler_ran_frees_its_id() -> None
     await send({"id": 5, "method": "ping"})  # the id of a request that is over, used again
     assert "result" in await answer(5)
     assert 5 not in session.connection._running
-    await client_side.aclose()
-    await asyncio.wait_for(serving, WAIT)
+    await hand.close()

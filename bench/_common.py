@@ -25,6 +25,44 @@ PEERS = str(BENCH_DIR / "peers.py")
 LOADGEN = str(BENCH_DIR / "loadgen.py")
 PYTHON = sys.executable
 
+# A bare aiohttp MCP server (bench/floor.py --http, bench/instructions.py --floor): POST, orjson, the echo's
+# answer; it also answers server/discover, tools/list and initialize, so that our own Client of either era
+# talks to it. argv: PORT [hop] (hop: the echo runs through our worker hop, as our sync tools do).
+FLOOR_HTTP_SERVER = r"""
+import sys, orjson
+from aiohttp import web
+hop = sys.argv[2:] == ["hop"]
+if hop:
+    from mcp_notebook.engine.workers import run_in_worker
+SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+def echo(text):
+    return text
+async def handle(request):
+    m = orjson.loads(await request.read())
+    if "id" not in m:
+        return web.Response(status=202)
+    method = m["method"]
+    if method == "tools/call":
+        text = m["params"]["arguments"]["text"]
+        if hop:
+            text = await run_in_worker(lambda: echo(text))
+        r = {"content": [{"type": "text", "text": text}], "isError": False}
+    elif method == "server/discover":
+        r = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+    elif method == "tools/list":
+        r = {"tools": [{"name": n, "inputSchema": SCHEMA} for n in ("echo", "echo_async")]}
+    elif method == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "floor", "version": "0"}}
+    else:
+        r = {}
+    body = orjson.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r})
+    return web.Response(body=body, content_type="application/json")
+app = web.Application()
+app.router.add_post("/mcp", handle)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, handle_signals=True)
+"""
+
 
 @dataclasses.dataclass(frozen=True)
 class Settings:

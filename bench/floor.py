@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import _eras  # siblings: `python bench/floor.py` puts bench/ first on sys.path
-from _common import Settings, free_port, started, wait_for_port
+from _common import FLOOR_HTTP_SERVER, Settings, free_port, started, wait_for_port
 from _http import http_servers
 
 BENCH = Path(__file__).resolve().parent
@@ -51,33 +51,6 @@ for line in sys.stdin:
         r = {}
     out.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
     out.flush()
-"""
-
-
-FLOOR_HTTP_SERVER = r"""
-import sys, orjson
-from aiohttp import web
-hop = sys.argv[2] == "hop"
-if hop:
-    from mcp_notebook.engine.workers import run_in_worker
-def echo(text):
-    return text
-async def handle(request):
-    m = orjson.loads(await request.read())
-    if "id" not in m:
-        return web.Response(status=202)
-    if m["method"] == "tools/call":
-        text = m["params"]["arguments"]["text"]
-        if hop:
-            text = await run_in_worker(lambda: echo(text))
-        r = {"content": [{"type": "text", "text": text}], "isError": False}
-    else:
-        r = {}
-    body = orjson.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r})
-    return web.Response(body=body, content_type="application/json")
-app = web.Application()
-app.router.add_post("/mcp", handle)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, handle_signals=True)
 """
 
 

@@ -28,7 +28,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import PYTHON, ROOT, free_port, started, wait_for_port  # siblings: bench/ is first on sys.path
+from _common import (  # siblings: bench/ is first on sys.path
+    FLOOR_HTTP_SERVER,
+    PYTHON,
+    ROOT,
+    free_port,
+    started,
+    wait_for_port,
+)
 
 # The server, from ROOT (argv[1]) rather than from the installed package: a before/after of two checkouts.
 SERVE = r"""
@@ -38,33 +45,6 @@ sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__modu
 sys.path[:0] = [root, root + "/bench"]
 sys.argv = ["peers.py", "ours", "http", port]
 runpy.run_path(root + "/bench/peers.py", run_name="__main__")
-"""
-
-FLOOR = r"""
-import sys, orjson
-from aiohttp import web
-SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
-async def handle(request):
-    m = orjson.loads(await request.read())
-    if "id" not in m:
-        return web.Response(status=202)
-    method = m["method"]
-    if method == "tools/call":
-        r = {"content": [{"type": "text", "text": m["params"]["arguments"]["text"]}], "isError": False}
-    elif method == "server/discover":
-        r = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
-    elif method == "tools/list":
-        r = {"tools": [{"name": n, "inputSchema": SCHEMA} for n in ("echo", "echo_async")]}
-    elif method == "initialize":
-        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
-             "serverInfo": {"name": "floor", "version": "0"}}
-    else:
-        r = {}
-    body = orjson.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r})
-    return web.Response(body=body, content_type="application/json")
-app = web.Application()
-app.router.add_post("/mcp", handle)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, handle_signals=True)
 """
 
 
@@ -115,7 +95,7 @@ async def main() -> int:
         return 2
     servers = {root: [PYTHON, "-c", SERVE, str(Path(root).resolve())] for root in args.root or [str(ROOT)]}
     if args.floor:
-        servers["aiohttp floor"] = [PYTHON, "-c", FLOOR]
+        servers["aiohttp floor"] = [PYTHON, "-c", FLOOR_HTTP_SERVER]  # port appended: no hop
     for era in args.era or ["modern", "legacy"]:
         for name, server in servers.items():
             per_call = await count(server, era, args.tool, args.calls)

@@ -251,7 +251,7 @@ class StreamSink:
         self._lock = asyncio.Lock()  # older asyncio releases asserted on concurrent drain() calls
 
     def received(self) -> None:
-        pass
+        """Nothing to do: this sink writes each message as it comes (only PipeSink gathers)."""
 
     async def write(self, data: bytes) -> None:
         if self._writer.is_closing():
@@ -279,7 +279,7 @@ class ThreadSink:
         threading.Thread(target=self._run, name="mcp-notebook stdout writer", daemon=True).start()
 
     def received(self) -> None:
-        pass
+        """Nothing to do: this sink writes each message as it comes (only PipeSink gathers)."""
 
     def _run(self) -> None:
         try:

@@ -30,9 +30,10 @@ from .browse import Browsing
 from .calls.arguments import InvalidArguments
 from .calls.asking import Asking
 from .calls.connections import Connections, NotebookError
-from .calls.handle import CallHandle, Surface
+from .calls.handle import CallHandle
 from .calls.pipeline import Calls, Target, merge_arguments
 from .calls.policy import LOCAL, AuditLog, Policy
+from .calls.surface import Surface
 from .calls.task_file import default_file
 from .calls.tasks import TaskBook
 from .calls.tool_list import ToolList

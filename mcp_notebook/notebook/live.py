@@ -19,7 +19,7 @@ from .rendering.views import filter_bundle
 
 if TYPE_CHECKING:
     from ..engine.trace import Trace, TraceEntry
-    from .calls.handle import Surface
+    from .calls.surface import Surface
 
 __all__ = ["LivePane", "notifications_bundle"]
 

@@ -21,7 +21,8 @@ from traitlets.config import Config
 
 from mcp_notebook import Client, Context, Field, Server
 from mcp_notebook.notebook.api import NotebookError, NotebookMCP
-from mcp_notebook.notebook.calls.handle import WIDGET_MIME, CallHandle, NotFinished
+from mcp_notebook.notebook.calls.handle import CallHandle, NotFinished
+from mcp_notebook.notebook.calls.handle_live import WIDGET_MIME
 from mcp_notebook.notebook.calls.widgets import ElicitationCard, SamplingCard
 from mcp_notebook.notebook.forms.form import FormInvalid
 from tests.notebook.ipyshell import WAIT, api, published, remote_server

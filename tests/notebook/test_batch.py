@@ -16,7 +16,8 @@ import pytest
 from mcp_notebook import Server
 from mcp_notebook.engine.batch import BatchError
 from mcp_notebook.notebook.api import NotebookMCP
-from mcp_notebook.notebook.calls.handle import WIDGET_MIME, NotFinished
+from mcp_notebook.notebook.calls.handle import NotFinished
+from mcp_notebook.notebook.calls.handle_live import WIDGET_MIME
 from mcp_notebook.notebook.calls.widgets import ProgressView
 from tests.notebook.ipyshell import WAIT, api, published
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from mcp_notebook import ResourceLink, Server
-from mcp_notebook.notebook.calls.handle import WIDGET_MIME
+from mcp_notebook.notebook.calls.handle_live import WIDGET_MIME
 from mcp_notebook.notebook.calls.widgets import TokenView
 from mcp_notebook.tools.content import ToolResult
 from tests.notebook.ipyshell import WAIT, api, published

@@ -69,7 +69,7 @@ def test_a_long_listing_makes_one_widget_per_cell(shell: Any, interactive: None)
     ~1,200 widgets, and a server with 300 tools took seconds to list."""
     from ipywidgets.widgets import widget as widget_module
 
-    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.calls.surface import Surface
 
     tools = [
         (
@@ -93,7 +93,7 @@ def test_a_long_listing_makes_one_widget_per_cell(shell: Any, interactive: None)
 
 def test_more_tools_than_the_bound_is_the_static_table_with_a_note(shell: Any, interactive: None) -> None:
     """Before: any number of tools got a live grid (a few widgets per row: 5,000 tools, ~20,000 widgets)."""
-    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.calls.surface import Surface
     from mcp_notebook.notebook.calls.tool_list import MAX_LIVE_TOOLS
 
     tools = [("big", {"name": f"t{i}", "inputSchema": {"type": "object"}}) for i in range(MAX_LIVE_TOOLS + 1)]
@@ -119,7 +119,7 @@ def test_a_schema_nested_hundreds_deep_is_listed_and_its_form_refused_clearly(
 ) -> None:
     """Before: %mcp tools raised RecursionError for every server (indenting the schema's JSON recursed,
     and so did the repr fallback), and opening the form raised a bare RecursionError."""
-    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.calls.surface import Surface
     from mcp_notebook.notebook.forms.form import SchemaForm
     from mcp_notebook.tools.validation import SchemaProblem
 
@@ -143,7 +143,7 @@ def test_a_schema_nested_hundreds_deep_is_listed_and_its_form_refused_clearly(
 
 def test_an_input_schema_that_is_not_an_object_is_listed_and_its_form_refused_clearly(shell: Any) -> None:
     """Before: "dictionary update sequence element #0 has length 1; 2 is required"."""
-    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.calls.surface import Surface
     from mcp_notebook.notebook.forms.form import SchemaForm
     from mcp_notebook.tools.validation import SchemaProblem
 
@@ -156,7 +156,7 @@ def test_an_input_schema_that_is_not_an_object_is_listed_and_its_form_refused_cl
 def test_names_and_descriptions_with_markup_are_text_in_the_table_and_its_live_face(shell: Any) -> None:
     """A hostile server's tool names, titles and descriptions (dots, unicode, HTML): escaped in the static
     table (what a saved notebook keeps) and in every live cell; a button's label is plain text."""
-    from mcp_notebook.notebook.calls.handle import Surface
+    from mcp_notebook.notebook.calls.surface import Surface
 
     names = ["a.b", "<img src=x onerror=alert(1)>", "naïve_ü", "x\"'><b>"]
     tools = [

@@ -20,7 +20,8 @@ from ..rendering.base import esc, pre_html, wrap
 from .policy import AuditEntry, AuditLog
 
 if TYPE_CHECKING:
-    from .handle import CallHandle, Surface
+    from .handle import CallHandle
+    from .surface import Surface
 
 __all__ = ["USER_REJECTED", "Asking"]
 

@@ -7,6 +7,7 @@ notebooks, exported HTML and terminal IPython show). When shown in a cell it pub
 runtime thread, a widget click). While something is interactive (an approval card, a progress bar with
 Cancel, an elicitation form) and a frontend renders widgets, the published bundle also carries the widget
 view, which such a frontend prefers; when the call ends the view is replaced by the static result.
+The live display is ``handle_live.LiveDisplay`` (mixed in), where it shows is ``surface.Surface``.
 
 ``await handle`` works in an async cell (the kernel's loop keeps serving clicks meanwhile); ``wait()``
 blocks, and refuses to block the kernel's main thread on a click it could never receive.
@@ -16,28 +17,25 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import logging
 import threading
 import time
-import uuid
-from collections.abc import Callable, Container, Coroutine, Generator, Iterator
+from collections.abc import Callable, Container, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...auth.redact import redact
 from ..kernel_thread import parked, register_parking
 from ..rendering.results import DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_TEXT
 from ..rendering.views import TraceView, filter_bundle
+from .handle_live import LiveDisplay
 from .policy import AuditEntry, Decision
 
 if TYPE_CHECKING:
     from ...engine.connection import ProgressCallback
     from ...engine.runtime import Runtime
     from ...engine.trace import Trace
+    from .surface import Surface
 
-__all__ = ["TERMINAL", "TRANSITIONS", "CallCancelled", "CallHandle", "NotFinished", "State", "Surface"]
-
-log = logging.getLogger("mcp_notebook.notebook")
+__all__ = ["TERMINAL", "TRANSITIONS", "CallCancelled", "CallHandle", "NotFinished", "State"]
 
 State = Literal["awaiting-approval", "running", "done", "denied", "failed", "cancelled"]
 Event = Literal["approve", "deny", "cancel", "succeed", "fail"]
@@ -54,7 +52,6 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
     ("running", "succeed"): "done",
     ("running", "fail"): "failed",
 }
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 Runner = Callable[["ProgressCallback"], Coroutine[Any, Any, dict[str, Any]]]
 CallView = Callable[["CallHandle", dict[str, Any]], Any]  # (handle, its widget parts) -> the live widget
 
@@ -71,72 +68,7 @@ class NotFinished(RuntimeError):
 RESULT_WAIT = 60.0  # seconds reading a running call's result waits for it (``CallHandle.result_wait``)
 
 
-class Surface:
-    """Where handles and widgets are shown: the shell's display publisher (any thread may publish).
-
-    A front end puts an output under the cell whose ``execute_request`` is the message's parent. ipykernel
-    takes that parent from the publishing thread's context, so output published from the runtime thread,
-    a widget click or a timer would land under whichever cell that thread last saw (the one that ran
-    ``mcp.connect``, say). A surface made by :meth:`here` keeps the cell that was running when it was made
-    and publishes every message with it as the parent, from any thread (issue 19).
-    """
-
-    def __init__(self, shell: Any = None, parent: dict[str, Any] | None = None) -> None:
-        self.shell = shell
-        self.parent = parent  # the execute_request whose cell shows what this surface publishes
-
-    def here(self) -> Surface:
-        """This surface bound to the cell running now (itself when no cell is running, as in a click)."""
-        parent = _running_cell(self.shell)
-        return Surface(self.shell, parent) if parent is not None else self
-
-    def execution_count(self) -> int | None:
-        count = getattr(self.shell, "execution_count", None)
-        return count if isinstance(count, int) else None
-
-    def publish(self, bundle: dict[str, Any], display_id: str | None = None, *, update: bool = False) -> None:
-        transient = {"display_id": display_id} if display_id else None
-        if self.shell is not None:
-            publisher = self.shell.display_pub
-            with _parent_set(publisher, self.parent):
-                publisher.publish(data=bundle, metadata={}, transient=transient, update=update)
-            return
-        from IPython.display import display
-
-        display(bundle, raw=True, display_id=display_id, update=update)  # type: ignore[no-untyped-call]
-
-
-def _running_cell(shell: Any) -> dict[str, Any] | None:
-    """The message of the ``execute_request`` the kernel is answering in this context, if any."""
-    get_parent = getattr(shell, "get_parent", None)
-    if get_parent is None:
-        return None
-    try:
-        parent = get_parent()
-    except Exception:  # not an ipykernel shell
-        return None
-    header = parent.get("header") if isinstance(parent, dict) else None
-    if isinstance(header, dict) and header.get("msg_type") == "execute_request":
-        return dict(parent)
-    return None
-
-
-@contextlib.contextmanager
-def _parent_set(publisher: Any, parent: dict[str, Any] | None) -> Iterator[None]:
-    """Publish with ``parent`` in this thread or task only (ipykernel 7 keeps the parent in a context
-    variable; an older publisher without one keeps its own)."""
-    set_parent = getattr(publisher, "set_thread_parent", None)
-    if parent is None or set_parent is None:
-        yield
-        return
-    token = set_parent(parent)
-    try:
-        yield
-    finally:
-        publisher.reset_thread_parent(token)
-
-
-class CallHandle:
+class CallHandle(LiveDisplay):
     """A tool call in progress or finished. Create through ``mcp.call`` / ``mcp.call_async``."""
 
     def __init__(
@@ -484,103 +416,6 @@ class CallHandle:
             self.cancel()
             raise
         return self
-
-    # ---- widgets attached by the notebook (elicitation, sampling) ------------------------------------------
-    def attach(self, widget: Any, *, waiting: bool = True) -> None:
-        """Show ``widget`` with this call; ``waiting`` marks it as needing a person (a sync caller stops
-        blocking so the cell can end and the click can arrive)."""
-        self._extra().append(widget)
-        if self._display_id is None and self.interactive and self._auto_show:
-            self.show()
-        else:
-            self._refresh(force=True)
-        with self._cond:  # only now: a sync caller that stops waiting finds the widget already shown
-            if waiting:
-                self._waiting_widgets.append(widget)
-            self._cond.notify_all()
-
-    def answered(self, widget: Any) -> None:
-        """The person answered ``widget``: the call no longer waits for them (it may still run)."""
-        with self._cond:
-            if widget in self._waiting_widgets:
-                self._waiting_widgets.remove(widget)
-
-    def detach(self, widget: Any) -> None:
-        with self._cond:
-            if widget in self._waiting_widgets:
-                self._waiting_widgets.remove(widget)
-        if widget in self._extra():
-            self._extra().remove(widget)
-        self._refresh(force=True)
-
-    def _extra(self) -> list[Any]:
-        extra: list[Any] = self._widgets.setdefault("extra", [])
-        return extra
-
-    # ---- display -------------------------------------------------------------------------------------------
-    def on_change(self, listener: Callable[[CallHandle], None]) -> None:
-        """``listener(handle)`` after every change of state, progress or attached widgets (any thread)."""
-        self._listeners.append(listener)
-
-    def show(self) -> None:
-        """Publish the live view in the current cell; it updates in place as the call goes on."""
-        with self._display_lock:
-            if self._display_id is None:
-                self._display_id = f"mcp-call-{uuid.uuid4().hex}"
-            self._shown_in = self._surface.execution_count()
-            self._surface.publish(self.live_bundle(), self._display_id)
-        if not self.done():  # a live card or progress bar: left as its static state if the kernel stops
-            from ..rendering.snapshots import remember
-
-            remember(self._surface.shell, self._display_id, self, self._surface.publish)
-
-    def _ipython_display_(self) -> None:
-        if self._shown_in is not None and self._shown_in == self._surface.execution_count():
-            return  # already showing (and updating) in this cell's output
-        self.show()
-
-    def _refresh(self, force: bool = False) -> None:
-        # Changes come from two threads (runtime, clicks); publishing under one lock, from the state as it
-        # is *then*, means the last update published always shows the latest state.
-        with self._display_lock:
-            if not force and time.monotonic() - self._last_refresh < 0.25:
-                return
-            self._last_refresh = time.monotonic()
-            if self._display_id is not None:
-                try:
-                    self._surface.publish(self.live_bundle(), self._display_id, update=True)
-                except Exception:  # a display failure must not break the call; logged, never hidden
-                    log.exception("could not update the display of %s", self.label)
-            for listener in list(self._listeners):
-                try:
-                    listener(self)
-                except Exception:
-                    log.exception("a listener of %s failed", self.label)
-
-    def live_bundle(self) -> dict[str, Any]:
-        """The static bundle, plus the widget view while something is interactive."""
-        with self._display_lock:
-            bundle: dict[str, Any] = self.static_bundle()
-            box = self._box() if self.interactive and not self.done() else None
-            if box is not None:
-                bundle[WIDGET_MIME] = box._repr_mimebundle_()[WIDGET_MIME]
-                from ..rendering.snapshots import register_view
-
-                register_view(box.model_id, self)  # a save asks for this call's snapshot then
-            return bundle
-
-    def _box(self) -> Any:
-        """The live widget (approval card or progress, then attached widgets), built by the ``view``
-        the handle's maker gave (``widgets.call_view``); it keeps its parts in ``_widgets``."""
-        return self._view(self, self._widgets) if self._view is not None else None
-
-    def _close_widgets(self) -> None:
-        if "box" in self._widgets:
-            self._box()  # the box stays, showing the final snapshot (a reloaded page shows only the box)
-        for key in ("approval", "progress"):
-            view = self._widgets.pop(key, None)
-            if view is not None:
-                view.close()
 
     def static_bundle(self) -> dict[str, str]:
         """The call as static HTML/text in its current state (``handle_view.call_bundle``)."""

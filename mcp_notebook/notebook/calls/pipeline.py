@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .arguments import check_arguments
 from .connections import Connections, NotebookError
-from .handle import CallHandle, CallView, Surface
+from .handle import CallHandle, CallView
 from .policy import LOCAL, AuditEntry, AuditLog, Decision, Policy, check_verdict
+from .surface import Surface
 from .tasks import TaskBook
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from ..rendering.views import ToolsView, filter_bundle
 from .widgets import WIDGET_MIME, guarded
 
 if TYPE_CHECKING:
-    from .handle import Surface
+    from .surface import Surface
     from .widgets import ToolForm
 
 __all__ = ["ToolList"]

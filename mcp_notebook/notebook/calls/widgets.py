@@ -25,7 +25,8 @@ from ..rendering.base import code_block, esc, json_text, note_html, one_line, wr
 
 if TYPE_CHECKING:
     from ..forms.form import SchemaForm
-    from .handle import CallHandle, Surface
+    from .handle import CallHandle
+    from .surface import Surface
 
 __all__ = [
     "ApprovalCard",
@@ -447,7 +448,7 @@ class ToolForm:
     ) -> None:
         """``namespace``: the notebook's variables (a DataFrame parameter's "Use a variable")."""
         from ..forms.form import SchemaForm
-        from .handle import Surface
+        from .surface import Surface
 
         self.label = label
         self.handles: list[CallHandle] = []

@@ -14,14 +14,14 @@ Eras (DESIGN decision 1): ``era="auto"`` (the default) probes with ``server/disc
 not a recognised modern answer; ``era="legacy"`` only does the handshake; ``era="modern"`` only speaks
 2026-07-28. A modern client listens (``subscriptions/listen``) for the change notifications a legacy
 session gets unasked, so both eras behave the same for the caller. The decisions live in
-:mod:`mcp_notebook.protocol.era`; the listen stream and the remembered eras in :mod:`.modern_client`.
+:mod:`mcp_notebook.protocol.era`; the listen stream and the remembered eras in :mod:`.modern_client`; the
+tools cache and the outputSchema checks in :mod:`.client_tools`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -32,17 +32,18 @@ from ..protocol.errors import (
     JSONRPCError,
     RemoteProtocolError,
 )
-from ..protocol.session import Role, Session, has_capability
-from ..protocol.shapes import check_result, tool_problem
+from ..protocol.session import Role, Session
+from ..protocol.shapes import check_result
 from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.types import CallToolResult
 from ..protocol.versions import LATEST_LEGACY, MODERN_VERSIONS, ProtocolVersion
 from ..tools import jsonable_arguments
-from ..tools.validation import SchemaCheck, schema_check
-from ..transports.base import NeedsToolDefinitions, Serves, Transport
+from ..tools.validation import SchemaCheck
+from ..transports.base import Serves, Transport
 from ..transports.memory import memory_pair
 from .client_inputs import InputAnswers, InputRequest
 from .client_tasks import TaskClientMixin, TaskStatusCallback
+from .client_tools import ToolsCache
 from .connection import Connection, ProgressCallback
 from .modern_client import (
     MetaBlock,
@@ -62,12 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Client", "InputRequest"]
 
-log = logging.getLogger("mcp_notebook.engine.client")
-
 Handler = Callable[[dict[str, Any]], Any]  # params -> result (sync or async)
 
 
-class Client(InputAnswers, TaskClientMixin):
+class Client(ToolsCache, InputAnswers, TaskClientMixin):
     """An MCP client session: ``async with Client(target) as c`` (or ``await c.connect()``, ``aclose()``)."""
 
     subscriptions: Subscriptions
@@ -361,7 +360,7 @@ class Client(InputAnswers, TaskClientMixin):
         await self.connect()
         return self.connection
 
-    # ---- tools -------------------------------------------------------------------------------------------
+    # ---- tools (the cache and the outputSchema checks: client_tools.py) ----------------------------------
     async def _all_pages(self, method: str, field: str) -> tuple[list[dict[str, Any]], float]:
         """Every item across the pages, and when the list goes stale (modern: the smallest ``ttlMs``)."""
         items: list[dict[str, Any]] = []
@@ -378,54 +377,6 @@ class Client(InputAnswers, TaskClientMixin):
             if cursor in seen:  # the same page again: following it would never end
                 raise RemoteProtocolError(f"{method}: the server sent the cursor {cursor!r} twice")
             seen.add(cursor)
-
-    async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool, across all pages; refreshes the client's tools cache (:meth:`tools_by_name`)."""
-        items, deadline = await self._all_pages("tools/list", "tools")
-        tools = []
-        self.dropped_tools = {}
-        for index, tool in enumerate(items):
-            # one malformed tool is left out with a warning naming it, never the whole list; SEP-2243: a
-            # tool with an invalid x-mcp-header MUST be excluded (modern HTTP), with a warning
-            reason = tool_problem(tool, index)
-            if reason is None and self._modern:
-                reason = eras.invalid_param_headers(tool.get("inputSchema"))
-            if reason is None:
-                tools.append(tool)
-                continue
-            name = tool.get("name") if isinstance(tool, dict) and isinstance(tool.get("name"), str) else None
-            shown = name if name is not None else f"#{index}"
-            self.dropped_tools[shown] = reason
-            log.warning("%s: tool %r left out: %s", self.name, shown, reason)
-            self.trace.record("note", f"tool {shown!r} left out: {reason}")
-        self._tools = {tool["name"]: tool for tool in tools}
-        transport = self.connection.transport
-        if isinstance(transport, NeedsToolDefinitions):
-            transport.tools = self._tools  # Mcp-Param-* headers of modern HTTP tool calls
-        self._tools_stale = False
-        # Modern servers send no list_changed (without a listen stream): the list is fresh for its ttlMs.
-        self._tools_deadline = deadline if self._modern else None
-        return tools
-
-    def cached_tool(self, name: str) -> dict[str, Any] | None:
-        return self._tools.get(name)
-
-    async def tools_by_name(self, want: str | None = None) -> dict[str, dict[str, Any]]:
-        """The tools from the one cache the client and the notebook read, listed again only when outdated:
-        never listed, after list_changed, past a modern ``ttlMs``, or missing ``want`` (a tool a cell just
-        added: its list_changed may still be on the way)."""
-        if self._tools_outdated(want):
-            await self.list_tools()
-        return dict(self._tools)
-
-    def _tools_outdated(self, want: str | None) -> bool:
-        return self._tools_stale or self._tools_expired() or (want is not None and want not in self._tools)
-
-    def _tools_expired(self) -> bool:
-        """Past a modern list's ``ttlMs``, unless a listen stream carries tools/list_changed (caching)."""
-        if self._tools_deadline is None or self.subscriptions.listening_for("toolsListChanged"):
-            return False
-        return time.monotonic() >= self._tools_deadline
 
     async def call_tool(
         self,
@@ -507,48 +458,6 @@ class Client(InputAnswers, TaskClientMixin):
             run=run,
         )
 
-    async def _refresh_tools_if_needed(self, name: str) -> None:
-        """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call; past
-        its ttlMs it is still used, and listed again only if a result then fails its outputSchema."""
-        stale = self._tools_stale or name not in self._tools
-        if stale and has_capability(self.server_capabilities, ("tools",)):
-            with contextlib.suppress(JSONRPCError):
-                await self.list_tools()
-            self._tools_stale = False  # even when listing failed: do not retry on every call
-
-    async def _check_structured(self, name: str, result: dict[str, Any]) -> None:
-        """Structured results are checked against the tool's outputSchema (server/tools#output-schema);
-        judged by a cached list past its ttlMs, a mismatch is checked again against a fresh list."""
-        problem = self._structured_problem(name, result)
-        if problem is not None and self._tools_expired():
-            with contextlib.suppress(JSONRPCError):
-                await self.list_tools()
-            problem = self._structured_problem(name, result)
-        if problem is not None:
-            raise RemoteProtocolError(problem)
-
-    def _structured_problem(self, name: str, result: dict[str, Any]) -> str | None:
-        schema = (self._tools.get(name) or {}).get("outputSchema")
-        if not isinstance(schema, dict):
-            return None
-        if "structuredContent" not in result:
-            return f"tool {name!r} has an outputSchema but returned no structuredContent"
-        known = self._output_checks.get(name)
-        if known is not None and known[0] is schema:  # this listing's schema: no key to compute again
-            check = known[1]
-        else:
-            try:
-                check = schema_check(schema)  # compiled once per distinct schema, shared (tools/validation)
-            except ValueError as exc:
-                return f"tool {name!r} has an unusable outputSchema: {exc}"
-            self._output_checks[name] = (schema, check)
-        problems = check.problems(result["structuredContent"])
-        return (
-            f"tool {name!r} returned structuredContent not matching its outputSchema: {problems[0]}"
-            if problems
-            else None
-        )
-
     # ---- resources, prompts, completion, logging, ping ---------------------------------------------------
     async def list_resources(self) -> list[dict[str, Any]]:
         return (await self._all_pages("resources/list", "resources"))[0]
@@ -604,10 +513,6 @@ class Client(InputAnswers, TaskClientMixin):
         if self._modern:
             return  # 2026-07-28: roots are asked for per request; there is no list_changed to send
         await self.connection.notify("notifications/roots/list_changed")
-
-    # ---- what the server sends us: client_inputs.py ----------------------------------------------------
-    def _forget_tools(self) -> None:
-        self._tools_stale = True
 
 
 def _default_name(target: object) -> str:

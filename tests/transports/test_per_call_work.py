@@ -70,7 +70,7 @@ async def test_a_structured_result_is_checked_without_keying_its_schema_per_call
 ) -> None:
     """The client checks structuredContent against the listed outputSchema; the schema's shared check is
     found by its JSON text (a json.dumps), once per listing, not once per call."""
-    from mcp_notebook.engine import client as client_module
+    from mcp_notebook.engine import client_tools as client_module
 
     server = Server("structured")
 

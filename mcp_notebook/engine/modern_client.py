@@ -474,10 +474,11 @@ class MetaBlock:
     clientInfo, log level), made once and made again when what they are made of changed: the version, the
     era, the log level, which of roots and the sampling and elicitation handlers are set, and the
     ``extensions`` and ``clientInfo`` dicts (compared by value with copies taken when made, so a change
-    inside them counts). A legacy client, or a client whose class or instance has its own
-    ``capabilities()``, gets them made per request, as before."""
+    inside them counts; while those copies hold a number, also by type: ``True == 1 == 1.0`` in Python, not
+    in JSON). A legacy client, or a client whose class or instance has its own ``capabilities()``, gets
+    them made per request, as before."""
 
-    __slots__ = ("_block", "_extensions", "_info", "_key", "_plain")
+    __slots__ = ("_block", "_extensions", "_info", "_key", "_numbers", "_plain")
 
     def __init__(self, plain: Callable[..., dict[str, Any]]) -> None:
         self._plain = plain  # Client.capabilities: what the key below covers
@@ -485,6 +486,7 @@ class MetaBlock:
         self._extensions: dict[str, Any] = {}
         self._info: dict[str, Any] = {}
         self._block: dict[str, Any] = {}
+        self._numbers = False  # the copies hold a number: == alone may miss a change (see the class)
 
     def get(self, client: EraClient) -> dict[str, Any]:
         """The fields, shared: the caller copies them into a ``_meta`` of its own."""
@@ -503,12 +505,42 @@ class MetaBlock:
             client.sampling_handler is not None,
             client.elicitation_handler is not None,
         )
-        if key != self._key or client.extensions != self._extensions or client.client_info != self._info:
+        extensions, info = client.extensions, client.client_info
+        if (
+            key != self._key
+            or extensions != self._extensions
+            or info != self._info
+            or (
+                self._numbers
+                and not (_same_json(extensions, self._extensions) and _same_json(info, self._info))
+            )
+        ):
             self._block = _built_meta(client, name)
-            self._extensions = copy.deepcopy(client.extensions)
-            self._info = copy.deepcopy(client.client_info)
+            self._extensions = copy.deepcopy(extensions)
+            self._info = copy.deepcopy(info)
+            self._numbers = _has_number(self._extensions) or _has_number(self._info)
             self._key = key
         return self._block
+
+
+def _has_number(value: Any) -> bool:
+    """``value`` holds a bool, int or float at some depth: where ``==`` may call two JSON values equal."""
+    if isinstance(value, dict):
+        return any(_has_number(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_number(item) for item in value)
+    return isinstance(value, (int, float))
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """``a == b`` and their numbers of the same type at every depth (``True`` and ``1`` differ in JSON)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(item, b[k]) for k, item in a.items())
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 async def answer_modern(client: EraClient, request: dict[str, Any]) -> dict[str, Any]:

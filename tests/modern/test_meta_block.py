@@ -104,3 +104,22 @@ async def test_capabilities_set_on_one_client_instance_reach_each_request() -> N
         client.capabilities = lambda: {**plain(), "experimental": {"mine": True}}  # type: ignore[method-assign]
         sent = meta(client)
     assert sent[META_CLIENT_CAPABILITIES]["experimental"] == {"mine": True}
+
+
+async def test_a_value_equal_in_python_but_not_in_json_reaches_the_next_request() -> None:
+    """``True == 1 == 1.0`` in Python, not in JSON: an extension's setting or a clientInfo field changed from
+    one to the other is sent as changed (before, the block compared by ``==`` and kept the old value)."""
+    async with Client(make_server(), era="modern") as client:
+        client.extensions["example/ext"] = {"on": 1, "rate": 2}
+        client.client_info["build"] = 0
+        meta(client)
+        client.extensions["example/ext"] = {"on": True, "rate": 2.0}
+        client.client_info["build"] = False
+        sent = json.loads(json.dumps(meta(client)))
+        result = await asyncio.wait_for(client.call_tool("caps", {}), WAIT)
+    assert sent[META_CLIENT_CAPABILITIES]["extensions"]["example/ext"] == {"on": True, "rate": 2.0}
+    assert type(sent[META_CLIENT_CAPABILITIES]["extensions"]["example/ext"]["on"]) is bool
+    assert type(sent[META_CLIENT_CAPABILITIES]["extensions"]["example/ext"]["rate"]) is float
+    assert sent[META_CLIENT_INFO]["build"] is False
+    seen = json.loads(result["content"][0]["text"])["extensions"]["example/ext"]
+    assert seen["on"] is True and type(seen["rate"]) is float

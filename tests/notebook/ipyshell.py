@@ -108,3 +108,16 @@ def remote_server() -> Server:
         return f"Please review:\n{code}"
 
     return server
+
+
+def add_tools(mcp: NotebookMCP) -> None:
+    """Two local tools: ``add`` and ``shout`` (a read-only one, named apart from its function)."""
+
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @mcp.tool(name="shout", annotations={"readOnlyHint": True})
+    def loud(text: str) -> str:
+        return text.upper()

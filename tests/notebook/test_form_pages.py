@@ -16,7 +16,7 @@ import pytest
 from mcp_notebook.notebook.forms import containers
 from mcp_notebook.notebook.forms.containers import PAGE, ObjectField
 from mcp_notebook.notebook.forms.form import SchemaForm
-from tests.notebook.test_form import _corpus, control, field_box, html_text, walk
+from tests.notebook._form import _corpus, control, field_box, html_text, walk
 
 POINT = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number", "default": 2}}}
 KINDS: list[dict[str, Any]] = [  # every field kind, with and without defaults (good and bad ones)

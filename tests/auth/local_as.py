@@ -9,6 +9,7 @@ the ``resource`` the client asked for; :meth:`LocalAS.mint` makes one for any au
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html
 import secrets
@@ -21,6 +22,8 @@ from urllib.parse import urlencode
 import jwt
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric import ec
+
+from tests.local_http import serving
 
 SUBJECT = "alice@example.org"
 
@@ -50,7 +53,7 @@ class LocalAS:
     _codes: dict[str, _Grant] = field(default_factory=dict)
     _refresh: dict[str, _Grant] = field(default_factory=dict)
     _pending: dict[str, dict[str, str]] = field(default_factory=dict)
-    _runner: web.AppRunner | None = None
+    _served: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
     def __post_init__(self) -> None:
         self._key = ec.generate_private_key(ec.SECP256R1())
@@ -65,17 +68,11 @@ class LocalAS:
         app.router.add_post("/approve", self._approve)
         app.router.add_post("/token", self._token)
         app.router.add_post("/introspect", self._introspect)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.issuer = f"http://127.0.0.1:{port}"
+        self.issuer = await self._served.enter_async_context(serving(app, access_log=None))
         return self.issuer
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await self._served.aclose()
 
     def mint(self, audience: str, scope: str = "mcp:tools", *, expires_in: int = 600, **claims: Any) -> str:
         now = int(time.time())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -23,19 +23,10 @@ from mcp_notebook.auth.discovery import AuthError, check_issuer, check_resource
 from mcp_notebook.auth.fetch import get_json
 from mcp_notebook.auth.loopback import CallbackListener
 from mcp_notebook.auth.oauth import OAuth
+from tests.local_http import serving
 
 pytestmark = pytest.mark.timeout(60)
 SECRET = {"internal": "the-metadata-service-secret"}
-
-
-async def _serve(host: str, routes: Callable[[web.Application], None]) -> tuple[web.AppRunner, int]:
-    app = web.Application()
-    routes(app)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, 0)
-    await site.start()
-    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
 
 @pytest.fixture
@@ -48,11 +39,11 @@ async def internal() -> AsyncIterator[int]:
     async def huge(request: web.Request) -> web.Response:
         return web.Response(text='{"x": "' + "a" * (2 << 20) + '"}', content_type="application/json")
 
-    runner, port = await _serve(
-        "127.0.0.1", lambda app: (app.router.add_get("/secret", secret), app.router.add_get("/huge", huge))
-    )
-    yield port
-    await runner.cleanup()
+    app = web.Application()
+    app.router.add_get("/secret", secret)
+    app.router.add_get("/huge", huge)
+    async with serving(app, access_log=None) as base:
+        yield int(base.rsplit(":", 1)[1])  # the port the system picked
 
 
 @pytest.fixture
@@ -74,13 +65,12 @@ async def test_every_redirect_hop_is_checked(internal: int, public_127_0_0_2: No
     async def bounce(request: web.Request) -> web.Response:
         raise web.HTTPFound(f"http://127.0.0.1:{internal}/secret")
 
-    runner, port = await _serve("127.0.0.2", lambda app: app.router.add_get("/.well-known/x", bounce))
-    try:
+    app = web.Application()
+    app.router.add_get("/.well-known/x", bounce)
+    async with serving(app, "127.0.0.2", access_log=None) as base:
         with pytest.raises(AuthError, match="local address") as refused:
-            await _fetch(f"http://127.0.0.2:{port}/mcp", f"http://127.0.0.2:{port}/.well-known/x")
+            await _fetch(f"{base}/mcp", f"{base}/.well-known/x")
         assert "the-metadata-service-secret" not in str(refused.value)
-    finally:
-        await runner.cleanup()
 
 
 async def test_a_name_resolving_to_a_local_address_is_refused(

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 from aiohttp import web
@@ -22,6 +22,7 @@ from mcp_notebook import Client
 from mcp_notebook.protocol.errors import ConnectionClosedError, JSONRPCError, MCPError, RequestTimeoutError
 from mcp_notebook.transports.http_client import StreamableHTTPClientTransport
 from mcp_notebook.transports.stdio import StdioClientTransport
+from tests.local_http import serving
 
 WAIT = 30.0  # no case comes near this; it only keeps a broken case from hanging the suite
 FAST = 10.0  # "fails fast": well under the calls' own 60 s timeout
@@ -72,16 +73,6 @@ async def test_http_server_killed_after_the_first_sse_event_fails_the_call_fast(
         assert time.monotonic() - killed < FAST  # was 1+2+4+8+16 s of resume backoff against a closed port
 
 
-async def run_app(handler: Any) -> tuple[web.AppRunner, str]:
-    app = web.Application()
-    app.router.add_post("/mcp", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/mcp"
-
-
 INITIALIZED = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
@@ -102,9 +93,10 @@ async def test_http_429_retry_after_is_honoured_for_a_bounded_time(retry_after: 
             return web.Response(status=429, text="slow down", headers={"Retry-After": retry_after})
         return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": INITIALIZED})
 
-    runner, url = await run_app(limited)
-    try:
-        transport = await StreamableHTTPClientTransport.start(url)
+    app = web.Application()
+    app.router.add_post("/mcp", limited)
+    async with serving(app) as base:
+        transport = await StreamableHTTPClientTransport.start(f"{base}/mcp")
         client = Client(transport, timeout=60, era="legacy")  # the mock answers only initialize
         if retry_after != "3600":  # waited, then sent again: the handshake succeeds
             await asyncio.wait_for(client.connect(), WAIT)
@@ -116,8 +108,6 @@ async def test_http_429_retry_after_is_honoured_for_a_bounded_time(retry_after: 
                 await asyncio.wait_for(client.connect(), WAIT)
             assert len(posts) == 1 and time.monotonic() - started < FAST
         await client.aclose()
-    finally:
-        await runner.cleanup()
 
 
 # ---- stdio -------------------------------------------------------------------------------------------------

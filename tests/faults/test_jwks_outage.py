@@ -17,6 +17,7 @@ from mcp_notebook import Server
 from mcp_notebook.auth.resource import ProtectedResource
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 from tests.auth.local_as import LocalAS
+from tests.local_http import serving
 
 pytestmark = pytest.mark.timeout(60)
 WAIT = 30.0
@@ -68,22 +69,19 @@ async def setup() -> AsyncIterator[tuple[LocalAS, KeySet, str]]:
     keys = KeySet(local.issuer)
     app = web.Application()
     app.router.add_get("/jwks", keys.handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    resource = ProtectedResource(None, local.issuer, jwks_uri=f"http://127.0.0.1:{port}/jwks")
-    http = StreamableHTTPServer(Server("jwks"), middlewares=[resource.middleware], identify=resource.identity)
-    url = await http.start()
-    resource.bind(url)
-    try:
-        yield local, keys, url
-    finally:
-        keys.release.set()
-        await http.stop()
-        await runner.cleanup()
-        await local.stop()
+    async with serving(app, access_log=None) as jwks:
+        resource = ProtectedResource(None, local.issuer, jwks_uri=f"{jwks}/jwks")
+        http = StreamableHTTPServer(
+            Server("jwks"), middlewares=[resource.middleware], identify=resource.identity
+        )
+        url = await http.start()
+        resource.bind(url)
+        try:
+            yield local, keys, url
+        finally:
+            keys.release.set()
+            await http.stop()
+    await local.stop()
 
 
 async def _status(http: aiohttp.ClientSession, url: str, token: str) -> tuple[int, str | None]:

@@ -27,6 +27,7 @@ from mcp_notebook import Client, Server
 from mcp_notebook.protocol import era, modern
 from mcp_notebook.protocol.errors import LocalProtocolError, RemoteProtocolError
 from mcp_notebook.transports.http_server import StreamableHTTPServer
+from tests.local_http import serving
 from tests.modern import _fixture
 from tests.modern._fixture import server
 
@@ -188,18 +189,10 @@ async def test_http_requests_carry_the_2026_headers_and_no_session() -> None:
                 return out
 
         app.router.add_route("*", "/mcp", forward)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        try:
-            async with Client(f"http://127.0.0.1:{port}/mcp", timeout=WAIT, era="auto") as client:
-                assert client.is_modern
-                await client.call_tool("add", {"a": 1, "b": 1})
-                await client.read_resource("note://one")
-        finally:
-            await runner.cleanup()
+        async with serving(app) as base, Client(f"{base}/mcp", timeout=WAIT, era="auto") as client:
+            assert client.is_modern
+            await client.call_tool("add", {"a": 1, "b": 1})
+            await client.read_resource("note://one")
     assert all(h.get("MCP-Protocol-Version") == V for h in seen)
     assert all("Mcp-Session-Id" not in h for h in seen)
     by_method = {h["Mcp-Method"]: h for h in seen}
@@ -312,19 +305,11 @@ async def test_http_falls_back_on_a_session_requiring_legacy_server() -> None:
     app.router.add_post("/mcp", handle)
     app.router.add_route("GET", "/mcp", refuse)
     app.router.add_route("DELETE", "/mcp", refuse)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        async with Client(f"http://127.0.0.1:{port}/mcp", timeout=WAIT, era="auto") as client:
-            assert not client.is_modern
-            assert client.server_info["name"] == "legacy-http"
-            assert await client.list_tools() == []
-            methods = [m.get("method") for m in sent(client)]
-    finally:
-        await runner.cleanup()
+    async with serving(app) as base, Client(f"{base}/mcp", timeout=WAIT, era="auto") as client:
+        assert not client.is_modern
+        assert client.server_info["name"] == "legacy-http"
+        assert await client.list_tools() == []
+        methods = [m.get("method") for m in sent(client)]
     assert methods[:2] == ["server/discover", "initialize"]
 
 

@@ -26,6 +26,7 @@ from mcp_notebook import Client
 from mcp_notebook.engine import modern_client
 from mcp_notebook.protocol import modern
 from mcp_notebook.transports.http_server import StreamableHTTPServer
+from tests.local_http import serving
 from tests.modern._fixture import server
 from tests.modern.test_modern_client import ANSWERS, FIXTURE, KINDS, LEGACY_STDIO, WAIT, http_url, sent
 
@@ -254,26 +255,20 @@ async def test_a_listen_answered_in_json_without_an_ack_is_given_up_at_once(
 
     app = web.Application()
     app.router.add_post("/mcp", forward)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
     try:
-        with caplog.at_level(logging.WARNING, logger="mcp_notebook.engine.client"):
-            client = await asyncio.wait_for(
-                Client(f"http://127.0.0.1:{port}/mcp", timeout=60).connect(), WAIT
-            )
-        try:
-            assert client.is_modern
-            assert client.subscriptions.current is None
-            assert not client.subscriptions.listening_for("toolsListChanged")
-            assert "without acknowledging" in str(client.subscriptions.failure)
-            assert "subscriptions/listen failed" in caplog.text
-            assert len([m for m in sent(client) if m.get("method") == "subscriptions/listen"]) == 1
-            assert (await client.call_tool("add", {"a": 2, "b": 3}))["structuredContent"] == {"result": 5}
-        finally:
-            await client.aclose()
+        async with serving(app) as base:
+            with caplog.at_level(logging.WARNING, logger="mcp_notebook.engine.client"):
+                client = await asyncio.wait_for(Client(f"{base}/mcp", timeout=60).connect(), WAIT)
+            try:
+                assert client.is_modern
+                assert client.subscriptions.current is None
+                assert not client.subscriptions.listening_for("toolsListChanged")
+                assert "without acknowledging" in str(client.subscriptions.failure)
+                assert "subscriptions/listen failed" in caplog.text
+                assert len([m for m in sent(client) if m.get("method") == "subscriptions/listen"]) == 1
+                result = await client.call_tool("add", {"a": 2, "b": 3})
+                assert result["structuredContent"] == {"result": 5}
+            finally:
+                await client.aclose()
     finally:
-        await runner.cleanup()
         await http.stop()

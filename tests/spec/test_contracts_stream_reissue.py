@@ -5,6 +5,7 @@ HTTP proxy on 127.0.0.1 in front of our server that cuts the SSE response mid-me
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -16,6 +17,7 @@ from mcp_notebook import Client, Server
 from mcp_notebook.engine.modern_client import MAX_REISSUES
 from mcp_notebook.protocol.errors import JSONRPCError
 from mcp_notebook.transports.http_server import StreamableHTTPServer
+from tests.local_http import serving
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.requirement("http-2026-reissue")]
 _SKIP = {"host", "content-length", "transfer-encoding", "connection"}
@@ -28,21 +30,16 @@ class CuttingProxy:
     def __init__(self, upstream: str, cuts: int) -> None:
         self.upstream, self.cuts = upstream, cuts
         self.calls: list[Any] = []  # the JSON-RPC ids of the tools/call requests seen
-        self.runner: web.AppRunner | None = None
+        self.served = contextlib.AsyncExitStack()
 
     async def start(self) -> str:
         app = web.Application()
         app.router.add_post("/mcp", self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return f"http://127.0.0.1:{port}/mcp"
+        base = await self.served.enter_async_context(serving(app))
+        return f"{base}/mcp"
 
     async def stop(self) -> None:
-        if self.runner is not None:
-            await self.runner.cleanup()
+        await self.served.aclose()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()

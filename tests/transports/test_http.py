@@ -34,6 +34,7 @@ from mcp_notebook.transports.http_client import SessionExpired, StreamableHTTPCl
 from mcp_notebook.transports.http_connect import connect_http
 from mcp_notebook.transports.http_server import HTTPSessionTransport, StreamableHTTPServer
 from mcp_notebook.transports.sse import SSEDecoder, encode_event
+from tests.local_http import serving
 
 WAIT = 10.0
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -371,19 +372,12 @@ async def test_http_errors_fail_the_request_instead_of_hanging(raw: aiohttp.Clie
 
     app = web.Application()
     app.router.add_post("/mcp", boom)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        transport = await StreamableHTTPClientTransport.start(f"http://127.0.0.1:{port}/mcp")
+    async with serving(app) as base:
+        transport = await StreamableHTTPClientTransport.start(f"{base}/mcp")
         peer = Peer(transport)
         with pytest.raises(Exception, match=r"HTTP 500.*kaboom"):
             await peer.initialize()
         await peer.aclose()
-    finally:
-        await runner.cleanup()
 
 
 # ---- security and validation -----------------------------------------------------------------------------
@@ -507,20 +501,14 @@ async def test_connect_http_falls_back_to_legacy_sse() -> None:
     app = web.Application()
     app.router.add_get("/sse", sse)
     app.router.add_post("/messages", messages)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    port = runner.addresses[0][1]
-    try:
-        transport = await connect_http(f"http://127.0.0.1:{port}/sse")
+    async with serving(app, shutdown_timeout=0.5) as base:
+        transport = await connect_http(f"{base}/sse")
         peer = Peer(transport)
         peer.session.supported_versions = ("2024-11-05",)
         await peer.initialize()
         assert transport.kind == "sse"
         assert await peer.request("echo", {"z": 1}) == {"echo": {"z": 1}}
         await peer.aclose()
-    finally:
-        await runner.cleanup()
 
 
 # ---- the real Client and Server --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from mcp_notebook.transports._http_common import ExchangeFailed, exchange
+from tests.local_http import serving
 
 
 @pytest.fixture
@@ -21,15 +22,8 @@ async def url() -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_post("/", ok)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as base:
+        yield f"{base}/"
 
 
 def closed_port() -> int:

@@ -21,6 +21,7 @@ from aiohttp import web
 from mcp_notebook.transports import http_client
 from mcp_notebook.transports.http_client import StreamableHTTPClientTransport
 from mcp_notebook.transports.sse import encode_event
+from tests.local_http import serving
 
 WAIT = 10.0
 RETRY_MS = 300
@@ -87,15 +88,8 @@ async def closing_server() -> AsyncIterator[tuple[ClosingServer, str]]:
     app = web.Application()
     app.router.add_post("/mcp", server.post)
     app.router.add_get("/mcp", server.get)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield server, f"http://127.0.0.1:{port}/mcp"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as base:
+        yield server, f"{base}/mcp"
 
 
 async def test_a_closed_stream_is_resumed_after_exactly_the_servers_retry(

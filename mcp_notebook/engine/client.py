@@ -217,6 +217,7 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
             name=self.name,
         )
         self._connection.start()
+        self.subscriptions.opened()
         return self._connection
 
     async def connect(self) -> Client:

@@ -256,6 +256,7 @@ class Subscriptions:
         self.failure: BaseException | None = None  # why the last listen stream could not be opened
         self._lock = asyncio.Lock()
         self._on_missed: list[Callable[[], None]] = []
+        self._closed = False  # close() was called (and no connection since): no stream is opened
 
     # -- handlers ------------------------------------------------------------------------------------------
     def on(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
@@ -337,11 +338,14 @@ class Subscriptions:
     async def refresh(self) -> Subscription | None:
         """Open a stream with the wanted filter (if it differs from the open one), then close the old one.
 
-        Waits for the acknowledgement (bounded by the client's timeout). Does nothing outside 2026-07-28.
+        Waits for the acknowledgement (bounded by the client's timeout). Does nothing outside 2026-07-28, nor
+        once :meth:`close` is called (a task call's unwatch, in the background, may come after it).
         """
         if not self.client.is_modern:
             return None
         async with self._lock:
+            if self._closed:
+                return None
             wanted = self.wanted()
             old = self.current
             if old is not None and old.wanted == wanted and old.task is not None and not old.task.done():
@@ -357,6 +361,9 @@ class Subscriptions:
             )
             if not await wait_event(sub.acknowledged, self.client.timeout):
                 sub.error = TimeoutError("no acknowledgement of subscriptions/listen in time")
+            if self._closed:  # closed meanwhile: its failure (the connection closed) is no news
+                await sub.close()
+                return None
             if sub.error is not None:
                 await sub.close()
                 self.failure = sub.error
@@ -373,7 +380,12 @@ class Subscriptions:
                 await old.close()
             return sub
 
+    def opened(self) -> None:
+        """A new connection of the client: streams may be opened again (after :meth:`close`)."""
+        self._closed = False
+
     async def close(self) -> None:
+        self._closed = True
         current, self.current = self.current, None
         if current is not None:
             await current.close()

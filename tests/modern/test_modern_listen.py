@@ -272,3 +272,31 @@ async def test_a_listen_answered_in_json_without_an_ack_is_given_up_at_once(
                 await client.aclose()
     finally:
         await http.stop()
+
+
+async def test_closing_after_following_a_task_warns_of_no_failed_listen(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A task call's listen stream is re-opened without its taskIds in the background once the call ends;
+    closing the client meanwhile is no listen failure. Before, every such close logged 'subscriptions/listen
+    failed, no change notifications: closed by this side' and set ``subscriptions.failure``."""
+    from mcp_notebook import Server
+
+    tasks = Server("task-then-close")
+
+    @tasks.tool(task="optional")
+    async def job() -> str:
+        """Answers as a task."""
+        return "done"
+
+    with caplog.at_level(logging.WARNING, logger="mcp_notebook"):
+        for _ in range(3):
+            client = Client(tasks, era="modern")
+            async with client:
+                result = await asyncio.wait_for(client.call_tool("job", task=True), WAIT)
+                assert result["content"][0]["text"] == "done"
+            assert client.subscriptions.failure is None
+            assert client.subscriptions.current is None
+        async with client:  # connected again, the client listens again
+            assert client.subscriptions.current is not None
+    assert "subscriptions/listen failed" not in caplog.text

@@ -39,6 +39,8 @@ class ToolsCache:
     dropped_tools: dict[str, str]
     _tools_stale: bool
     _tools_deadline: float | None
+    # (a tool's name, the listing it was missing from): that listing is not asked again for it
+    _missing: tuple[str, dict[str, dict[str, Any]]] | None = None
 
     if TYPE_CHECKING:  # provided by Client
         name: str
@@ -104,12 +106,20 @@ class ToolsCache:
 
     async def _refresh_tools_if_needed(self, name: str) -> None:
         """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call; past
-        its ttlMs it is still used, and listed again only if a result then fails its outputSchema."""
-        stale = self._tools_stale or name not in self._tools
-        if stale and has_capability(self.server_capabilities, ("tools",)):
+        its ttlMs it is still used, and listed again only if a result then fails its outputSchema. A tool
+        missing from it is looked for in a new listing once, not at every call (a map over a tool the server
+        no longer lists), until list_changed or, in 2026-07-28, the listing's ttlMs."""
+        missing = name not in self._tools and (
+            self._missing is None
+            or self._missing[0] != name
+            or self._missing[1] is not self._tools
+            or self._tools_expired()
+        )
+        if (self._tools_stale or missing) and has_capability(self.server_capabilities, ("tools",)):
             with contextlib.suppress(JSONRPCError):
                 await self.list_tools()
             self._tools_stale = False  # even when listing failed: do not retry on every call
+            self._missing = (name, self._tools) if name not in self._tools else None
 
     async def _check_structured(self, name: str, result: dict[str, Any]) -> None:
         """Structured results are checked against the tool's outputSchema (server/tools#output-schema);

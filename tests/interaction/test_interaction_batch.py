@@ -144,3 +144,23 @@ def test_failed_looks_at_each_outcome_once_while_the_run_grows(monkeypatch: pyte
     assert run.failed == 100 and looked[0] == 2_000
     del run.outcomes[-500:]  # the same list, shorter (positions 500..999 left): counted again
     assert run.failed == 50
+
+
+async def test_rows_of_a_tool_gone_from_the_list_do_not_each_list_the_tools_again(connect: Connect) -> None:
+    """A missing tool is looked for in a fresh ``tools/list`` once per listing, not once per call: before,
+    each row of a map over a tool the server no longer lists (removed midway, or never listed) sent a
+    ``tools/list`` before its ``tools/call`` (300 rows, 227 listings). After a ``list_changed`` it is looked
+    for again."""
+    state = fresh()
+    server = batch_server(state)
+    server.remove_tool("flaky")  # listed no more: its calls are refused by the server
+    async with connect(server) as client:
+        await client.list_tools()
+        listed = sum(1 for e in client.trace if '"tools/list"' in e.raw and e.direction == "out")
+        run = await client.map("flaky", [{"key": f"k{i}"} for i in range(20)], concurrency=1, retries=0)
+        assert run.failed == 20 and "flaky" in (run.outcomes[0].error or "")
+        again = sum(1 for e in client.trace if '"tools/list"' in e.raw and e.direction == "out")
+        assert again - listed == 1  # the first row looked for it once
+        server.add_tool(lambda: "back", name="flaky", description="Back again.")
+        await client.list_tools()  # (or a list_changed: the next call lists the tools again)
+        assert (await client.call_tool("flaky"))["content"][0]["text"] == "back"

@@ -8,6 +8,7 @@ is checked against its listed ``outputSchema``, compiled once per listing.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -41,6 +42,7 @@ class ToolsCache:
     _tools_deadline: float | None
     # (a tool's name, the listing it was missing from): that listing is not asked again for it
     _missing: tuple[str, dict[str, dict[str, Any]]] | None = None
+    _listing: asyncio.Future[None] | None = None  # the refresh's listing in flight: later callers wait for it
 
     if TYPE_CHECKING:  # provided by Client
         name: str
@@ -108,7 +110,8 @@ class ToolsCache:
         """The tool cache (outputSchema, execution) is refreshed once per list_changed, not per call; past
         its ttlMs it is still used, and listed again only if a result then fails its outputSchema. A tool
         missing from it is looked for in a new listing once, not at every call (a map over a tool the server
-        no longer lists), until list_changed or, in 2026-07-28, the listing's ttlMs."""
+        no longer lists), until list_changed or, in 2026-07-28, the listing's ttlMs. Calls that need a
+        refresh while one is in flight wait for it (the rows of a map in flight: one listing)."""
         missing = name not in self._tools and (
             self._missing is None
             or self._missing[0] != name
@@ -116,10 +119,17 @@ class ToolsCache:
             or self._tools_expired()
         )
         if (self._tools_stale or missing) and has_capability(self.server_capabilities, ("tools",)):
-            with contextlib.suppress(JSONRPCError):
-                await self.list_tools()
+            listing = self._listing
+            if listing is None or listing.done():
+                listing = self._listing = asyncio.ensure_future(self._list_quietly())
+                listing.add_done_callback(_retrieved)
+            await asyncio.shield(listing)  # a caller cancelled leaves it to the others
             self._tools_stale = False  # even when listing failed: do not retry on every call
             self._missing = (name, self._tools) if name not in self._tools else None
+
+    async def _list_quietly(self) -> None:
+        with contextlib.suppress(JSONRPCError):
+            await self.list_tools()
 
     async def _check_structured(self, name: str, result: dict[str, Any]) -> None:
         """Structured results are checked against the tool's outputSchema (server/tools#output-schema);
@@ -156,3 +166,9 @@ class ToolsCache:
 
     def _forget_tools(self) -> None:
         self._tools_stale = True
+
+
+def _retrieved(listing: asyncio.Future[None]) -> None:
+    """Its failure is each waiting caller's: not logged as never retrieved when all of them were cancelled."""
+    if not listing.cancelled():
+        listing.exception()

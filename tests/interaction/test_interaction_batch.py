@@ -157,7 +157,7 @@ async def test_rows_of_a_tool_gone_from_the_list_do_not_each_list_the_tools_agai
     async with connect(server) as client:
         await client.list_tools()
         listed = sum(1 for e in client.trace if '"tools/list"' in e.raw and e.direction == "out")
-        run = await client.map("flaky", [{"key": f"k{i}"} for i in range(20)], concurrency=1, retries=0)
+        run = await client.map("flaky", [{"key": f"k{i}"} for i in range(20)], concurrency=4, retries=0)
         assert run.failed == 20 and "flaky" in (run.outcomes[0].error or "")
         again = sum(1 for e in client.trace if '"tools/list"' in e.raw and e.direction == "out")
         assert again - listed == 1  # the first row looked for it once

@@ -70,13 +70,17 @@ def _process_cpu(pid: int | None) -> float:
     return total / 1e9
 
 
-async def _client_rates(tool: str, n: int, rounds: int) -> tuple[PerCase, PerCase]:
-    """Rows/s per case, and CPU per row in us per case and process (``"loop client"``, ``"c8 server"``...)."""
+async def _client_rates(tool: str, n: int, rounds: int, mcp: Any) -> tuple[PerCase, PerCase]:
+    """Rows/s per case, and CPU per row in us per case and process (``"loop client"``, ``"c8 server"``...).
+
+    Each round runs every case once, ``mcp.map`` (case ``"notebook"``, on the notebook's own connection
+    and server process) among them, so load on the machine hits every case alike."""
     from mcp_notebook import Client
 
     rates: PerCase = {}
     cpu: PerCase = {}
     rows = _rows(tool, n)
+    notebook_server = getattr(mcp.calls.client("bench").aio.connection.transport, "pid", None)
     async with Client(COMMAND) as client:  # the default era, as mcp.connect uses
         await client.call_tool(tool, rows[0])  # warm: tools/list, validators
         server = getattr(client.connection.transport, "pid", None)
@@ -85,11 +89,14 @@ async def _client_rates(tool: str, n: int, rounds: int) -> tuple[PerCase, PerCas
             for row in rows:
                 await client.call_tool(tool, row)
 
-        async def measured(case: str, work: Callable[[], Awaitable[float]]) -> None:
-            ours, theirs = time.process_time(), _process_cpu(server)
+        async def measured(case: str, work: Callable[[], Awaitable[float]], pid: int | None = server) -> None:
+            ours, theirs = time.process_time(), _process_cpu(pid)  # our process: all its threads
             rates.setdefault(case, []).append(await work())
             cpu.setdefault(f"{case} client", []).append((time.process_time() - ours) / n * 1e6)
-            cpu.setdefault(f"{case} server", []).append((_process_cpu(server) - theirs) / n * 1e6)
+            cpu.setdefault(f"{case} server", []).append((_process_cpu(pid) - theirs) / n * 1e6)
+
+        async def notebook() -> float:  # blocks this loop (idle meanwhile); the runtime thread runs it
+            return _notebook_rate(mcp, tool, rows)
 
         async def mapped(c: int) -> float:
             run = await client.map(tool, rows, concurrency=c)
@@ -101,6 +108,7 @@ async def _client_rates(tool: str, n: int, rounds: int) -> tuple[PerCase, PerCas
             await measured("loop", lambda: _timed(loop, n))
             for c in CONCURRENCY:
                 await measured(f"c{c}", functools.partial(mapped, c))
+            await measured("notebook", notebook, notebook_server)
     return rates, cpu
 
 
@@ -111,7 +119,13 @@ def _cpu_note(rates: PerCase, cpu: PerCase) -> str:
         return "CPU per row: not measured (no /proc on this system)."
     cases = ", ".join(
         f"{name} {per_row[f'{case} client']:.0f} / {per_row[f'{case} server']:.0f}"
-        for case, name in (("loop", "loop"), ("c1", "c=1"), ("c8", "c=8"), ("c32", "c=32"))
+        for case, name in (
+            ("loop", "loop"),
+            ("c1", "c=1"),
+            ("c8", "c=8"),
+            ("c32", "c=32"),
+            ("notebook", "mcp.map c=8"),
+        )
     )
     client, server = per_row["c8 client"], per_row["c8 server"]
     floor = max(client, server, (client + server) / 2)  # one process per core at best, two cores at most
@@ -125,18 +139,15 @@ def _cpu_note(rates: PerCase, cpu: PerCase) -> str:
     )
 
 
-def _notebook_rates(mcp: Any, tool: str, n: int, rounds: int) -> list[float]:
-    """``mcp.map`` in an IPython shell (not a kernel: no frontend), headless, the policy allowing."""
-    rates = []
-    rows = _rows(tool, n)
-    mcp.map(f"bench.{tool}", rows[:10], concurrency=8)  # warm
-    for _ in range(rounds):
-        start = time.perf_counter()
-        handle = mcp.map(f"bench.{tool}", rows, concurrency=8)
-        rates.append(n / (time.perf_counter() - start))
-        if handle.state != "done" or handle.run.failed:
-            raise RuntimeError(f"mcp.map ended {handle.state} with {handle.run.failed} failed rows")
-    return rates
+def _notebook_rate(mcp: Any, tool: str, rows: list[dict[str, Any]]) -> float:
+    """``mcp.map`` in an IPython shell (not a kernel: no frontend), headless, the policy allowing: rows/s
+    from the call to its return (decision, audit entry, handle, progress, the batch)."""
+    start = time.perf_counter()
+    handle = mcp.map(f"bench.{tool}", rows, concurrency=8)
+    rate = len(rows) / (time.perf_counter() - start)
+    if handle.state != "done" or handle.run.failed:
+        raise RuntimeError(f"mcp.map ended {handle.state} with {handle.run.failed} failed rows")
+    return rate
 
 
 def _notebook() -> tuple[Any, Any]:
@@ -165,20 +176,22 @@ def run(settings: Settings) -> Section:
         "mcp.map c=8 (notebook)",
     ]
     overheads = []
+    cpu_note = ""
     shell, mcp = _notebook()
     try:
-        notebook_rates = {tool: _notebook_rates(mcp, tool, n, rounds) for tool in TOOLS}
+        measured = {}
+        for tool in TOOLS:
+            mcp.map(f"bench.{tool}", _rows(tool, 10), concurrency=8)  # warm
+            measured[tool] = asyncio.run(_client_rates(tool, n, rounds, mcp))
     finally:
         from mcp_notebook.notebook.magics import unload
 
         mcp.disconnect("bench")
         unload(shell)
-    cpu_note = ""
-    for tool in TOOLS:
-        rates, cpu = asyncio.run(_client_rates(tool, n, rounds))
+    for tool, (rates, cpu) in measured.items():
         if tool == "add":
             cpu_note = _cpu_note(rates, cpu)
-        notebook = notebook_rates[tool]
+        notebook = rates["notebook"]
         cells = [fmt_num(median(rates[k])) for k in ("loop", "c1", "c8", "c32")]
         section.rows.append([f"`{tool}`", *cells, fmt_num(median(notebook))])
         loop, c8 = median(rates["loop"]), median(rates["c8"])
@@ -194,7 +207,8 @@ def run(settings: Settings) -> Section:
         "remote tool doing I/O would.",
         "Per-row overhead of `map` (c=1) over the bare loop: " + ", ".join(overheads) + ".",
         cpu_note,
-        "`mcp.map` adds the notebook's handle, audit entry, policy decision and throttled progress updates.",
+        "`mcp.map` adds the notebook's handle, audit entry, policy decision and throttled progress updates; "
+        "it runs in the same rounds as the other cases, on the notebook's own connection and server.",
         "With `add` every row is CPU in the client and in the server and nothing else, so concurrency can "
         "only overlap the two processes (at most about 2x on this 2-core machine, shared with other work); "
         "with `wait` it overlaps the waiting, which is what batches of remote calls spend their time on.",

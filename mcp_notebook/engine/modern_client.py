@@ -432,7 +432,11 @@ async def modern_request(
     input handlers and retried with a new id (MRTR) until it is complete."""
     original = dict(params or {})
     for _ in range(eras.MAX_INPUT_ROUNDS):
-        result = await _reissued(client, connection, method, with_meta(client, original), options)
+        sent = with_meta(client, original)
+        try:  # the first attempt here, not in _reissued: one coroutine less per request
+            result = await connection.request(method, sent, **options)
+        except JSONRPCError as exc:
+            result = await _reissued(client, connection, method, sent, options, exc)
         step = eras.read_result(method, result)
         if step is None:
             shaped = result
@@ -446,20 +450,27 @@ async def modern_request(
 
 
 async def _reissued(
-    client: EraClient, connection: Connection, method: str, params: dict[str, Any], options: dict[str, Any]
+    client: EraClient,
+    connection: Connection,
+    method: str,
+    params: dict[str, Any],
+    options: dict[str, Any],
+    failed: JSONRPCError,
 ) -> dict[str, Any]:
-    """One request; when its response stream broke before the answer (the transport says ``STREAM_LOST``),
-    sent again as a new request with a new id (2026-07-28 basic/transports/streamable-http: no resumption,
-    the client MUST re-issue it), at most :data:`MAX_REISSUES` times."""
+    """After a first attempt that ``failed``: when its response stream broke before the answer (the
+    transport says ``STREAM_LOST``), the request is sent again as a new request with a new id (2026-07-28
+    basic/transports/streamable-http: no resumption, the client MUST re-issue it), at most
+    :data:`MAX_REISSUES` times; any other error is raised as it is."""
     for attempt in range(MAX_REISSUES + 1):
+        lost = isinstance(failed.data, dict) and failed.data.get(STREAM_LOST) is True
+        if not lost or attempt == MAX_REISSUES:
+            raise failed
+        client.trace.record("note", f"{method}: the response stream broke; re-issued with a new id")
+        log.info("%s: %s: response stream lost, re-issuing (%d)", client.name, method, attempt + 1)
         try:
             return await connection.request(method, params, **options)
         except JSONRPCError as exc:
-            lost = isinstance(exc.data, dict) and exc.data.get(STREAM_LOST) is True
-            if not lost or attempt == MAX_REISSUES:
-                raise
-            client.trace.record("note", f"{method}: the response stream broke; re-issued with a new id")
-            log.info("%s: %s: response stream lost, re-issuing (%d)", client.name, method, attempt + 1)
+            failed = exc
     raise AssertionError("unreachable")  # the loop returns or raises
 
 

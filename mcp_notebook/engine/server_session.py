@@ -96,24 +96,22 @@ class ServerSession:
         return self.connection.answer_inline(message)
 
     async def handle(self, request: IncomingRequest) -> dict[str, Any]:
-        if request.modern is not None:
-            return await self._handle_modern(request)
-        handler = HANDLERS.get(request.method)
+        """A request's result. A stateless 2026-07-28 request: the same handlers, a modern finish
+        (protocol/modern.py); a legacy one: the result in the shape this session's version has. One
+        coroutine for both eras: each level of awaiting is paid again when a sync tool's answer resumes
+        it."""
+        modern_meta = request.modern
+        handler = (HANDLERS if modern_meta is None else MODERN_HANDLERS).get(request.method)
         if handler is None:
             raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
-        result = await handler(self, request)
-        if request.method == "tools/call":  # in the shape this session's version has (audit items 6, 7)
-            return downgrade.call_result_for(self.session.version, result)
-        if request.method == "tools/list":
-            version = self.session.version
-            result["tools"] = [downgrade.tool_for(version, tool) for tool in result.get("tools", [])]
-        return result
-
-    async def _handle_modern(self, request: IncomingRequest) -> dict[str, Any]:
-        """A stateless 2026-07-28 request: same handlers, modern finish (protocol/modern.py)."""
-        handler = MODERN_HANDLERS.get(request.method)
-        if handler is None:
-            raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        if modern_meta is None:
+            result = await handler(self, request)
+            if request.method == "tools/call":  # in the shape this session's version has (audit items 6, 7)
+                return downgrade.call_result_for(self.session.version, result)
+            if request.method == "tools/list":
+                version = self.session.version
+                result["tools"] = [downgrade.tool_for(version, tool) for tool in result.get("tools", [])]
+            return result
         try:
             result = await handler(self, request)
         except modern.MissingClientCapability as exc:

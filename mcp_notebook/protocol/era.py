@@ -340,8 +340,12 @@ _PLAIN_METHODS = frozenset(
 
 class EraResult(dict[str, Any]):
     """A result in its legacy shape; ``era_meta`` holds the 2026-07-28 fields taken out of it
-    (``resultType``, ``ttlMs``, ``cacheScope``, ``serverInfo``) for a caller who wants them."""
+    (``resultType``, ``ttlMs``, ``cacheScope``, ``serverInfo``) for a caller who wants them.
 
+    A slot, not an instance ``__dict__``: a batch keeps every row's result, and each ``__dict__`` was one
+    more object per result for the garbage collector to walk (issue 21 round 6)."""
+
+    __slots__ = ("era_meta",)
     era_meta: dict[str, Any]
 
 

@@ -375,3 +375,19 @@ def test_a_checked_wire_with_a_reused_request_id_is_still_refused() -> None:
         assert isinstance(message, jsonrpc.Request)
         modern.check_meta(wire, message)
         assert isinstance(session.receive(wire)[0], expected)
+
+
+def test_a_plain_result_keeps_its_era_fields_through_copy_and_pickle() -> None:
+    """EraResult keeps ``era_meta`` in a slot (no ``__dict__`` per result); copies and pickles keep it."""
+    import copy
+    import pickle
+
+    from mcp_notebook.protocol import era
+
+    info = {"name": "s", "version": "1"}
+    wire = {"content": [], "resultType": "complete", "_meta": {era.META_SERVER_INFO: info}}
+    plain = era.plain_result("tools/call", wire)
+    assert plain == {"content": []} and not hasattr(plain, "__dict__")
+    for again in (copy.copy(plain), copy.deepcopy(plain), pickle.loads(pickle.dumps(plain))):
+        assert type(again) is type(plain) and again == {"content": []}
+        assert era.era_meta(again) == {"resultType": "complete", "serverInfo": info}

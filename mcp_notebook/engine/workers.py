@@ -113,7 +113,11 @@ class _Workers:
             if self._busy.get(loop, 0) < MAX_WORKERS and not (
                 inbox is not None and self._quick_busy.get(loop) and self._is_quick(fn)
             ):
-                worker = self._assign(job, loop)
+                if self._idle:  # _assign's usual case, inline (one frame less per call)
+                    worker = self._idle.pop()
+                    self._take(worker, job, loop)
+                else:
+                    worker = self._assign(job, loop)
             else:
                 waiting = self._waiting.get(loop)
                 if waiting is None:
@@ -153,11 +157,16 @@ class _Workers:
         return None
 
     def _take(self, worker: _Worker, job: _Job, loop: Loop) -> None:
-        worker.job, worker.loop, worker.fn = job, loop, job[5]
+        fn = job[5]
+        worker.job, worker.loop, worker.fn = job, loop, fn
         worker.runs += 1
         self._busy[loop] = self._busy.get(loop, 0) + 1
-        worker.quick = self._is_quick(job[5])
-        if worker.quick:
+        try:  # _is_quick, inline
+            quick = fn is not None and self._last.get(fn, QUICK) < QUICK
+        except TypeError:  # not a function that can be referred to weakly: never counted quick
+            quick = False
+        worker.quick = quick
+        if quick:
             self._quick_busy[loop] = self._quick_busy.get(loop, 0) + 1
 
     def _drop(self, worker: _Worker, loop: Loop, busy: int = 1) -> None:
@@ -187,7 +196,15 @@ class _Workers:
             if fn is not None and (took < QUICK) != worker.quick:  # written only when it changes
                 with contextlib.suppress(TypeError):
                     self._last[fn] = took
-            self._drop(worker, loop)
+            if worker.quick:  # _drop(worker, loop), inline
+                worker.quick = False
+                _count_down(self._quick_busy, loop)
+            worker.loop = worker.fn = None
+            busy = self._busy[loop] - 1
+            if busy:
+                self._busy[loop] = busy
+            else:
+                del self._busy[loop]
             waiting = self._waiting.get(loop) if self._waiting else None  # (mostly none at all)
             if not waiting:
                 self._idle.append(worker)
@@ -264,7 +281,10 @@ def _run(
         _deliver(inbox, future, None, exc)
     else:
         following = next_job(worker, loop, known, time.perf_counter() - start)
-        _deliver(inbox, future, result, None)
+        if inbox is not None:  # _deliver's usual case, inline
+            inbox.put(future, result, None)
+        else:
+            _deliver(inbox, future, result, None)
     return following
 
 

@@ -38,6 +38,7 @@ class SyncClient:
     def __init__(self, target: Any, *, runtime: Runtime | None = None, **options: Any) -> None:
         self.runtime = runtime or get_runtime()
         self.aio = Client(target, **options)
+        self.runtime.close_at_stop(self.aio)  # a client left open is closed at exit, not dropped mid-flight
         self.runtime.run(self._connect())
 
     async def _connect(self) -> None:

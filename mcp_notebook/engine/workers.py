@@ -303,6 +303,70 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
         future.set_result(result)
     else:
         future.set_exception(exc)
+    if type(future) is _Answer:
+        future.resume()
+
+
+class _Answer(asyncio.Future[Any]):
+    """The future a caller of :func:`run_in_worker` awaits; on the loop, once settled, it resumes the task
+    awaiting it at once instead of through ``call_soon`` (what a plain future does with its callbacks): a
+    turn of the loop less per call (a ``select`` and a Handle), in the same turn that read the answer.
+
+    Only its awaiting task's wake-up is held back from the future's own callbacks; anything else (a
+    callback added once it is done, a cancel) goes the usual way. A task is resumed at once only where
+    asyncio would have run it: on its loop with no task running (the inbox's reader, a ``call_soon``
+    callback); otherwise (a nested loop runner with a task current) through ``call_soon``."""
+
+    __slots__ = ("_waiting",)
+
+    def __init__(self, *, loop: Loop) -> None:
+        super().__init__(loop=loop)
+        self._waiting: list[tuple[Callable[[_Answer], object], contextvars.Context | None]] = []
+
+    def add_done_callback(
+        self,
+        fn: Callable[[_Answer], object],
+        *,
+        context: contextvars.Context | None = None,
+    ) -> None:
+        if self.done():
+            super().add_done_callback(fn, context=context)
+        else:
+            self._waiting.append((fn, context))
+
+    def remove_done_callback(self, fn: Callable[[_Answer], object]) -> int:
+        kept = [(f, c) for f, c in self._waiting if f != fn]
+        removed = len(self._waiting) - len(kept)
+        self._waiting = kept
+        return removed + super().remove_done_callback(fn)
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        if not super().cancel(msg=msg):
+            return False
+        self._schedule()
+        return True
+
+    def resume(self) -> None:
+        """(On the loop, done.) Run the held callbacks now: see the class."""
+        waiting = self._waiting
+        if not waiting:
+            return
+        loop = self.get_loop()
+        if asyncio.current_task(loop) is not None:
+            self._schedule()
+            return
+        self._waiting = []
+        for fn, context in waiting:
+            if context is None:
+                fn(self)
+            else:
+                context.run(fn, self)
+
+    def _schedule(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        loop = self.get_loop()
+        for fn, context in waiting:
+            loop.call_soon(fn, self, context=context)
 
 
 class _Inbox:
@@ -344,16 +408,8 @@ class _Inbox:
 
     def put(self, future: asyncio.Future[Any], result: Any, exc: Any) -> None:
         self._answers.append((future, result, exc))
-        if self._woken:  # the loop will settle this one with those before it
-            return
-        self._woken = True
-        try:
-            if self._sockets is None:
-                os.write(self._writer, b"\0")
-            else:
-                self._sockets[1].send(b"\0")
-        except OSError:  # full (the loop is behind and will wake anyway) or closed (the loop is gone)
-            return
+        if not self._woken:  # else the loop will settle this one with those before it
+            self._wake()
 
     def _settle_all(self) -> None:
         try:  # the wake-up bytes; any left over only wake the loop once more
@@ -365,8 +421,22 @@ class _Inbox:
             pass
         self._woken = False  # after the read (a byte written now wakes the loop again), before the answers
         answers = self._answers
-        while answers:
-            _settle(*answers.popleft())
+        try:
+            while answers:
+                _settle(*answers.popleft())  # a caller it resumes runs here (see _Answer)
+        finally:
+            if answers:  # a resumed caller raised out of the loop (KeyboardInterrupt): the rest next turn
+                self._wake()
+
+    def _wake(self) -> None:
+        self._woken = True
+        try:
+            if self._sockets is None:
+                os.write(self._writer, b"\0")
+            else:
+                self._sockets[1].send(b"\0")
+        except OSError:  # full (the loop is behind and will wake anyway) or closed (the loop is gone)
+            return
 
     def close(self) -> None:
         """Close both ends (once: a second call closes nothing, the numbers may be another file's by then)."""
@@ -432,7 +502,7 @@ if hasattr(os, "register_at_fork"):
 async def run_in_worker(fn: Callable[[], T]) -> T:
     """``fn()`` in a worker thread, in a copy of the caller's context; its result or its exception."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
+    future: asyncio.Future[T] = _Answer(loop=loop)
     known = fn.func if type(fn) is functools.partial else None  # a tool's call: the tool's function
     _workers.submit((contextvars.copy_context(), fn, _inbox(loop), future, loop, known))
     return await future

@@ -488,3 +488,83 @@ async def test_answers_given_before_the_loop_reads_wake_it_once() -> None:
     inbox.put(last, "again", None)
     assert _unread(inbox._reader) == 1
     assert await asyncio.wait_for(last, WAIT) == "again"
+
+
+async def test_a_caller_resumes_in_the_turn_that_reads_its_answer() -> None:
+    """The task awaiting a sync call runs on in the inbox reader's turn (_Answer), not in a turn of its own:
+    one wait of the loop per call (it was two: the wait, then a turn for the task's wake-up)."""
+    loop = asyncio.get_running_loop()
+    selector = loop._selector  # type: ignore[attr-defined]
+    await run_in_worker(lambda: None)
+    waits = 0
+    select = selector.select
+
+    def counted(timeout: float | None = None) -> Any:
+        nonlocal waits
+        waits += 1
+        return select(timeout)
+
+    selector.select = counted
+    try:
+        for i in range(200):
+            assert await run_in_worker(functools.partial(int, i)) == i
+    finally:
+        selector.select = select
+    assert waits < 300  # 200 calls: ~200 now, ~400 before
+
+
+async def test_a_caller_cancelled_while_its_call_runs_gets_the_cancel() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def blocked() -> str:
+        started.set()
+        release.wait(WAIT)
+        return "late"
+
+    task = asyncio.create_task(run_in_worker(blocked))
+    assert await asyncio.to_thread(started.wait, WAIT)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, WAIT)
+    release.set()
+    assert await run_in_worker(lambda: "next") == "next"  # the late answer is dropped, the pool goes on
+
+
+async def test_an_answer_settled_while_a_task_runs_resumes_its_caller_through_call_soon() -> None:
+    """Inside a running task (a nested loop runner) the caller cannot be entered: it waits its turn."""
+    answer = workers._Answer(loop=asyncio.get_running_loop())
+    caller = asyncio.create_task(asyncio.wait_for(answer, WAIT))
+    await asyncio.sleep(0)
+    workers._settle(answer, "x", None)  # from this task: no RuntimeError("Cannot enter into task")
+    assert not caller.done()
+    assert await caller == "x"
+
+
+@pytest.mark.skipif(not workers._PIPES, reason="the inbox is a pipe on POSIX")
+async def test_a_caller_raising_out_of_the_inbox_leaves_the_other_answers_to_the_next_turn() -> None:
+    loop = asyncio.get_running_loop()
+    inbox = workers._inbox(loop)
+    assert inbox is not None
+    await run_in_worker(lambda: None)  # nothing unread left from earlier calls
+    first, second = workers._Answer(loop=loop), workers._Answer(loop=loop)
+
+    async def interrupted() -> None:
+        await first
+        raise KeyboardInterrupt
+
+    a, b = asyncio.create_task(interrupted()), asyncio.create_task(asyncio.wait_for(second, WAIT))
+    await asyncio.sleep(0)  # both wait for their answers
+    inbox._answers.extend([(first, 1, None), (second, 2, None)])  # as put() leaves them, less the byte
+    caught = []
+
+    def reader_turn() -> None:
+        try:
+            inbox._settle_all()
+        except KeyboardInterrupt:
+            caught.append(_unread(inbox._reader))
+
+    loop.call_soon(reader_turn)
+    assert await b == 2
+    assert caught == [1]  # the interrupt went up to the loop, and a byte was left for the second answer
+    with pytest.raises(KeyboardInterrupt):
+        a.result()

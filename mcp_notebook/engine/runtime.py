@@ -20,6 +20,8 @@ from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
+from .workers import park_here, unpark
+
 __all__ = ["Runtime", "get_runtime"]
 
 T = TypeVar("T")
@@ -79,12 +81,15 @@ class Runtime:
                 "Runtime.run() called from the runtime thread itself: await the coroutine instead"
             )
         future = self.submit(coro)
+        parked = park_here()  # in a worker: the call may need one of its own loop's workers
         try:
             with _blocking_hook():
                 return future.result(timeout)
         except (KeyboardInterrupt, concurrent.futures.TimeoutError):
             future.cancel()
             raise
+        finally:
+            unpark(parked)
 
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` running on the runtime loop, from any other loop (e.g. a notebook cell)."""

@@ -14,7 +14,10 @@ to the awaiting caller, a caller cancelled before a worker picks the call up mea
 runs it finishes; its result is dropped), and calls run concurrently, on as many threads as are busy, up
 to :data:`MAX_WORKERS` per event loop (then that loop's calls wait their turn): the bound of each loop's
 default executor, so a sync tool that waits for a sync tool served on another loop (``connect()``'s thread)
-never waits for a worker its own loop's calls hold. The threads are shared by every loop, and unlike the
+never waits for a worker its own loop's calls hold. A job waiting in :meth:`Runtime.run
+<mcp_notebook.engine.runtime.Runtime.run>` (a sync tool calling a tool through the sync client) does not count
+against its loop's bound while it waits (:func:`park_here`): the call it waits for may be served on its own
+loop (two in-process servers under ``connect()``). The threads are shared by every loop, and unlike the
 default executor's they are daemons that nothing joins: a tool blocked forever holds up neither
 ``asyncio.run``'s end nor interpreter exit.
 """
@@ -183,6 +186,7 @@ class _Workers:
         os.write(worker.write, b"\0")
 
     def _work(self, worker: _Worker) -> None:
+        _here.worker = worker
         while True:
             job, worker.job = worker.job, None
             while job is not None:
@@ -246,6 +250,28 @@ class _Workers:
             inbox.watched = bool(self._waiting.get(loop)) and bool(self._quick_busy.get(loop))
         if inbox.watched and not inbox.closed:
             loop.call_later(WATCH, self._watch, inbox, loop, context=contextvars.Context())
+
+    def park(self, worker: _Worker) -> Loop | None:
+        """The worker's job waits for a call that may be served on its own loop (see :func:`park_here`): it no
+        longer counts against that loop's bound (nor as quick), and jobs waiting for a worker get one. The
+        loop it counted against (None: it has no job), for :meth:`unpark`."""
+        with self._lock:
+            loop = worker.loop
+            if loop is None or loop not in self._busy:  # no job (or a pool from before a fork)
+                return None
+            if worker.quick:  # it blocks: not quick (as the watch finds a quick job still running)
+                with contextlib.suppress(TypeError):
+                    self._last[worker.fn] = float("inf")
+            self._drop(worker, loop, busy=0)
+            _count_down(self._busy, loop)
+            self._spread(loop)
+        return loop
+
+    def unpark(self, loop: Loop | None) -> None:
+        """The parked job runs on: counted against its loop's bound again (past it, while it runs)."""
+        if loop is not None:
+            with self._lock:
+                self._busy[loop] = self._busy.get(loop, 0) + 1
 
     def after_fork(self) -> None:
         """In a forked child the threads are gone (their pipes, queue and lock with them), and a loop there
@@ -495,6 +521,29 @@ def _forget(key: int, weak: Callable[[], _Inbox | None]) -> None:
 
 
 _workers = _Workers()
+
+
+class _Here(threading.local):
+    worker: _Worker | None = None  # in a worker thread: its _Worker (elsewhere, this default: no exception)
+
+
+_here = _Here()
+
+
+def park_here() -> Loop | None:
+    """Before a worker's wait for a call that may be served on the worker's own loop: meanwhile its job is
+    not counted against that loop's bound; give what this returns to :func:`unpark` once the wait ends.
+    Elsewhere (not in a worker) nothing happens (None)."""
+    worker = _here.worker
+    return None if worker is None else _workers.park(worker)
+
+
+def unpark(loop: Loop | None) -> None:
+    """After the wait :func:`park_here` was called for (``loop``: what it returned)."""
+    if loop is not None:
+        _workers.unpark(loop)
+
+
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_workers.after_fork)
 

@@ -333,6 +333,10 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
         future.resume()
 
 
+# a callback held by an _Answer, with its context
+_Waiter = tuple[Callable[["_Answer"], object], "contextvars.Context | None"]
+
+
 class _Answer(asyncio.Future[Any]):
     """The future a caller of :func:`run_in_worker` awaits; on the loop, once settled, it resumes the task
     awaiting it at once instead of through ``call_soon`` (what a plain future does with its callbacks): a
@@ -343,11 +347,9 @@ class _Answer(asyncio.Future[Any]):
     asyncio would have run it: on its loop with no task running (the inbox's reader, a ``call_soon``
     callback); otherwise (a nested loop runner with a task current) through ``call_soon``."""
 
-    __slots__ = ("_waiting",)
+    __slots__ = ("_waiting",)  # set by the first add_done_callback: no __init__ of its own, made as fast
 
-    def __init__(self, *, loop: Loop) -> None:
-        super().__init__(loop=loop)
-        self._waiting: list[tuple[Callable[[_Answer], object], contextvars.Context | None]] = []
+    _waiting: list[_Waiter]
 
     def add_done_callback(
         self,
@@ -357,39 +359,45 @@ class _Answer(asyncio.Future[Any]):
     ) -> None:
         if self.done():
             super().add_done_callback(fn, context=context)
-        else:
+            return
+        try:
             self._waiting.append((fn, context))
+        except AttributeError:
+            self._waiting = [(fn, context)]
 
     def remove_done_callback(self, fn: Callable[[_Answer], object]) -> int:
-        kept = [(f, c) for f, c in self._waiting if f != fn]
-        removed = len(self._waiting) - len(kept)
+        waiting = self._take()
+        kept = [(f, c) for f, c in waiting if f != fn]
         self._waiting = kept
-        return removed + super().remove_done_callback(fn)
+        return len(waiting) - len(kept) + super().remove_done_callback(fn)
 
     def cancel(self, msg: Any | None = None) -> bool:
         if not super().cancel(msg=msg):
             return False
-        self._schedule()
+        self._schedule(self._take())
         return True
 
     def resume(self) -> None:
         """(On the loop, done.) Run the held callbacks now: see the class."""
-        waiting = self._waiting
-        if not waiting:
+        waiting = self._take()
+        if asyncio.current_task(self.get_loop()) is not None:
+            self._schedule(waiting)
             return
-        loop = self.get_loop()
-        if asyncio.current_task(loop) is not None:
-            self._schedule()
-            return
-        self._waiting = []
         for fn, context in waiting:
             if context is None:
                 fn(self)
             else:
                 context.run(fn, self)
 
-    def _schedule(self) -> None:
-        waiting, self._waiting = self._waiting, []
+    def _take(self) -> list[_Waiter]:
+        try:
+            waiting = self._waiting
+        except AttributeError:
+            return []
+        self._waiting = []
+        return waiting
+
+    def _schedule(self, waiting: list[_Waiter]) -> None:
         loop = self.get_loop()
         for fn, context in waiting:
             loop.call_soon(fn, self, context=context)

@@ -66,8 +66,40 @@ class Runtime:
         return self._thread is not None and threading.current_thread() is self._thread
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Schedule ``coro`` on the runtime loop; returns a thread-safe future."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        """Schedule ``coro`` on the runtime loop; returns a thread-safe future (cancel it to cancel the task).
+
+        ``asyncio.run_coroutine_threadsafe`` with one difference: an interrupt (KeyboardInterrupt) raised in
+        the caller while the coroutine is being queued (a SIGINT's handler runs right after the loop's
+        wake-up write, and under load the coroutine may already run by then) cancels the coroutine, or
+        closes it if it has not started: the caller never gets the future, so nothing else could.
+        """
+        if not asyncio.iscoroutine(coro):
+            raise TypeError("a coroutine object is required")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        claim = threading.Lock()  # acquired once: by the loop starting the coroutine, or by a failed submit
+
+        def start() -> None:
+            if not claim.acquire(blocking=False):
+                return  # the submit failed (interrupted) and closed the coroutine
+            if future.cancelled():
+                coro.close()
+                return
+            try:
+                _chain(loop.create_task(coro), future, loop)
+            except BaseException as exc:
+                if not future.cancelled():
+                    future.set_exception(exc)
+                raise
+
+        try:
+            loop = self.loop
+            loop.call_soon_threadsafe(start)
+        except BaseException:
+            if claim.acquire(blocking=False):
+                coro.close()  # never started, and now never will
+            future.cancel()  # started: its task is cancelled
+            raise
+        return future
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coro`` on the runtime loop and block until it finishes.
@@ -81,8 +113,9 @@ class Runtime:
                 "Runtime.run() called from the runtime thread itself: await the coroutine instead"
             )
         future = self.submit(coro)
-        parked = park_here()  # in a worker: the call may need one of its own loop's workers
-        try:
+        parked = None
+        try:  # from here on an interrupt cancels the coroutine, wherever it lands
+            parked = park_here()  # in a worker: the call may need one of its own loop's workers
             with _blocking_hook():
                 return future.result(timeout)
         except (KeyboardInterrupt, concurrent.futures.TimeoutError):
@@ -141,6 +174,30 @@ async def _end(to_close: list[Closable], timeout: float) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.wait(tasks, timeout=left)
+
+
+def _chain(
+    task: asyncio.Task[T], future: concurrent.futures.Future[T], loop: asyncio.AbstractEventLoop
+) -> None:
+    """``task``'s outcome into ``future``; cancelling ``future`` (from any thread) cancels ``task``."""
+
+    def copy(done: asyncio.Task[T]) -> None:
+        if future.cancelled():
+            return
+        with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled meanwhile elsewhere
+            if done.cancelled():
+                future.cancel()
+            elif (exc := done.exception()) is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(done.result())
+
+    def cancel(done: concurrent.futures.Future[T]) -> None:
+        if done.cancelled() and not task.done():
+            loop.call_soon_threadsafe(task.cancel)
+
+    task.add_done_callback(copy)
+    future.add_done_callback(cancel)
 
 
 _blocking_hook: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext

@@ -8,7 +8,6 @@ frontend would make them: ``button.click()`` on the widget. Every wait is bounde
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import threading
@@ -18,12 +17,14 @@ import pytest
 from traitlets.config import Config
 
 from mcp_notebook import Context, Field
+from mcp_notebook.engine.runtime import get_runtime
 from mcp_notebook.notebook.api import NotebookError, NotebookMCP
 from mcp_notebook.notebook.calls.handle import CallHandle, NotFinished
 from mcp_notebook.notebook.calls.handle_live import WIDGET_MIME
 from mcp_notebook.notebook.calls.widgets import ElicitationCard, SamplingCard
 from mcp_notebook.notebook.forms.form import FormInvalid
 from tests.notebook.ipyshell import WAIT, add_tools, api, published, remote_server
+from tests.waiting import wait_until
 
 # ------------------------------------------------------------------------------------ calls and handles
 
@@ -298,23 +299,72 @@ def test_cancel_button_sends_notifications_cancelled(shell: Any, interactive: No
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_interrupting_a_sync_call_cancels_it(shell: Any) -> None:
+    """The tool itself interrupts the main thread (a kernel interrupt) as it starts. Before, a helper thread
+    waited at most 10 s for the start and otherwise sent nothing, leaving the call to sleep into pytest's
+    timeout under load; and a process-directed SIGINT may be taken by another thread."""
+    mcp = api(shell)
+    main = threading.main_thread().ident
+    assert main is not None
+
+    @mcp.tool
+    async def hang() -> str:
+        signal.pthread_kill(main, signal.SIGINT)
+        await asyncio.sleep(60)
+        return "never"
+
+    with pytest.raises(KeyboardInterrupt):
+        mcp.call("hang")
+    assert mcp.history()[-1].status == "cancelled"
+
+
+def test_an_interrupt_while_the_call_is_handed_to_the_runtime_still_cancels_it(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel interrupt can land inside ``Runtime.submit`` after the coroutine is queued on the runtime
+    loop but before its future comes back (a SIGINT's handler runs right after the loop's wake-up write;
+    under load the call has started by then). Before, nothing held that future: the handle said cancelled
+    while the tool ran on to its end."""
     mcp = api(shell)
     started = threading.Event()
+    ended: list[str] = []
 
     @mcp.tool
     async def hang() -> str:
         started.set()
-        await asyncio.sleep(60)
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            ended.append("cancelled")
+            raise
+        ended.append("finished")
         return "never"
 
-    def interrupt() -> None:
-        if started.wait(WAIT):
-            os.kill(os.getpid(), signal.SIGINT)
+    loop = get_runtime().loop
+    queue = loop.call_soon_threadsafe
+    armed = threading.Event()
 
-    threading.Thread(target=interrupt, daemon=True).start()
+    def interrupted_once_running(callback: Any, *args: Any, **options: Any) -> Any:
+        queued = queue(callback, *args, **options)
+        if armed.is_set() and threading.current_thread() is threading.main_thread():
+            armed.clear()
+            assert started.wait(WAIT), "the tool never started"
+            raise KeyboardInterrupt  # the SIGINT's handler, run after the wake-up write
+        return queued
+
+    launch = CallHandle._launch
+
+    def armed_launch(handle: CallHandle) -> None:
+        armed.set()
+        launch(handle)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", interrupted_once_running)
+    monkeypatch.setattr(CallHandle, "_launch", armed_launch)
     with pytest.raises(KeyboardInterrupt):
         mcp.call("hang")
+    assert not armed.is_set()  # the interrupt came from the launch
     assert mcp.history()[-1].status == "cancelled"
+    wait_until(lambda: ended, "the tool to end")
+    assert ended == ["cancelled"]
 
 
 # --------------------------------------------------------------------------------- elicitation, sampling

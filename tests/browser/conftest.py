@@ -356,16 +356,28 @@ WIDGET_ERROR = (
 )
 
 
+def app_frame(where: Locator) -> Locator:
+    """The host's frame of the app shown in ``where`` (an output). It is not inside the output: it lives in
+    the host's layer under the page's body, laid over a slot in the output (apps/layer.js); the slot and
+    its frame carry one ``data-mcpnb-slot``. Read when called: after a re-run, call it again. The output is
+    scrolled into view: a frame is hidden while its slot is out of the notebook's view, and scrolling the
+    frame itself (fixed) into view, as Playwright does, cannot show it."""
+    slot = where.locator(".mcpnb-app-slot").last
+    slot_id = slot.get_attribute("data-mcpnb-slot", timeout=KERNEL_TIMEOUT_MS)
+    slot.scroll_into_view_if_needed()
+    return where.page.locator(f'iframe.mcpnb-app-frame[data-mcpnb-slot="{slot_id}"]')
+
+
 def app_view(where: Locator) -> FrameLocator:
-    """The app's own document inside an output: the host's proxy frame, then the view it holds."""
-    return where.frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    """The app's own document shown in an output: the host's proxy frame, then the view it holds."""
+    return app_frame(where).content_frame.frame_locator("iframe")
 
 
 def app_frames(where: Locator) -> str:
-    """For a failure message: how many app frames the output holds (the host's layer; more than one makes
-    ``app_view`` fail at once, strict), each one's placement, and what every app document on the page shows
-    in its ``#status`` (Playwright's own frames: the views are sandboxed, the page cannot read them)."""
-    styles = where.locator("iframe.mcpnb-app-frame").evaluate_all(
+    """For a failure message: how many app frames the page holds (the host's layer), each one's placement,
+    and what every app document on the page shows in its ``#status`` (Playwright's own frames: the views
+    are sandboxed, the page cannot read them)."""
+    styles = where.page.locator("iframe.mcpnb-app-frame").evaluate_all(
         "fs => fs.map(f => f.style.visibility === 'hidden' ? 'hidden' : f.style.position || 'unplaced')"
     )
     statuses = []
@@ -376,7 +388,7 @@ def app_frames(where: Locator) -> str:
             status = f"({type(exc).__name__})"
         if status is not None:
             statuses.append(status)
-    return f"{len(styles)} app frame(s) in the output {styles}; views' #status: {statuses}"
+    return f"{len(styles)} app frame(s) in the page {styles}; views' #status: {statuses}"
 
 
 @dataclass

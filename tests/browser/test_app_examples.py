@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import FrameLocator, Locator, expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_view
+from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_frame, app_view
 
 OpenNotebook = Callable[..., Notebook]
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def _show(notebook: Notebook, card: Locator, mode: str) -> None:
     if mode != "inline":
         card.locator(f"button.mcpnb-app-mode-{mode}").click()
         expect(card.locator(".mcpnb-app")).to_have_attribute("data-mode", mode)
-    frame = card.locator("iframe.mcpnb-app-frame")
+    frame = app_frame(card)
     box = frame.bounding_box()
     area = notebook.panel.locator(".jp-WindowedPanel-outer").bounding_box()
     assert box is not None and area is not None

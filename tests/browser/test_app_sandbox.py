@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pytest
 from playwright.sync_api import FrameLocator, expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_view
+from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_frame, app_view
 
 OpenNotebook = Callable[..., Notebook]
 
@@ -164,8 +164,7 @@ def test_no_escape_route_reaches_an_undeclared_origin(
     # (all but those whose page is gone, see below)
     seen.wait_for({f"/tried-{name}" for name in ROUTES if name not in LEAVE}, KERNEL_TIMEOUT_MS / 1000)
     apps = {
-        name: _view(notebook.output(2 + i).frame_locator("iframe.mcpnb-app-frame"), domain)
-        for i, name in enumerate(ROUTES)
+        name: _view(app_frame(notebook.output(2 + i)).content_frame, domain) for i, name in enumerate(ROUTES)
     }
     for name, app in apps.items():
         if name in LEAVE:
@@ -217,7 +216,7 @@ def test_an_app_with_a_domain_gets_an_origin_of_its_own(open_notebook: OpenNoteb
     notebook.page.context.add_cookies([{"name": "lab_secret", "value": "s3", "url": notebook.lab.url}])
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
-    guard = notebook.output(2).frame_locator("iframe.mcpnb-app-frame")
+    guard = app_frame(notebook.output(2)).content_frame
     said = guard.frame_locator("iframe").frame_locator("iframe").locator("#said")
     expect(said).to_contain_text("origin http://localhost:", timeout=KERNEL_TIMEOUT_MS)
     expect(said).to_contain_text("cookie []; lab blocked")

@@ -23,7 +23,16 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Playwright, expect, sync_playwright
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, KERNEL_TIMEOUT_MS, UI_TIMEOUT_MS, Lab, Notebook, write_notebook
+from .conftest import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    KERNEL_TIMEOUT_MS,
+    UI_TIMEOUT_MS,
+    Lab,
+    Notebook,
+    app_frame,
+    write_notebook,
+)
 
 STORAGE_APP = """<!doctype html><html><body><div id="said">starting</div><script>
 const said = document.getElementById('said');
@@ -86,7 +95,8 @@ def _open(context: BrowserContext, lab: Lab, name: str) -> Notebook:
 
 
 def _said(notebook: Notebook) -> Locator:
-    guard = notebook.output(2).frame_locator("iframe.mcpnb-app-frame")
+    """The app's line; its frame is found anew after each re-run or reload (a new output, a new frame)."""
+    guard = app_frame(notebook.output(2)).content_frame
     return guard.frame_locator("iframe").frame_locator("iframe").locator("#said")
 
 
@@ -110,13 +120,13 @@ def test_an_app_with_a_domain_keeps_its_storage(playwright: Playwright, lab: Lab
         origin = said.inner_text().split(";")[0]
 
         notebook.run_cell(2)  # a re-render: a new frame on the same origin
-        expect(said).to_contain_text("; local 2; session 2", timeout=KERNEL_TIMEOUT_MS)
+        expect(_said(notebook)).to_contain_text("; local 2; session 2", timeout=KERNEL_TIMEOUT_MS)
         notebook.reload()  # the page again (sessionStorage lives as long as the tab)
         notebook.run_cell(2)
-        expect(said).to_contain_text("; local 3; session 3", timeout=KERNEL_TIMEOUT_MS)
+        expect(_said(notebook)).to_contain_text("; local 3; session 3", timeout=KERNEL_TIMEOUT_MS)
         notebook.restart_kernel()  # a new kernel: its proxy comes back on the same port, the same origin
         notebook.run_all()
-        expect(said).to_have_text(f"{origin}; local 4; session 4", timeout=KERNEL_TIMEOUT_MS)
+        expect(_said(notebook)).to_have_text(f"{origin}; local 4; session 4", timeout=KERNEL_TIMEOUT_MS)
     finally:
         browser.close()
         lab.shutdown_kernels()

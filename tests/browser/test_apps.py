@@ -17,7 +17,7 @@ import pytest
 from nbconvert import HTMLExporter
 from playwright.sync_api import expect
 
-from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook, app_frames, app_view
+from .conftest import KERNEL_TIMEOUT_MS, Lab, Notebook, app_frame, app_frames, app_view
 
 OpenNotebook = Callable[..., Notebook]
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ def test_third_party_app_works_inline(open_notebook: OpenNotebook, bundle: Path,
     tools = notebook.output_text(2)
     assert "counter.show_counter" in tools and "increment" not in tools  # app-only: hidden from the list
 
-    frame_element = notebook.output(3).locator("iframe.mcpnb-app-frame")
+    frame_element = app_frame(notebook.output(3))
     expect(frame_element).to_have_attribute("sandbox", "allow-scripts allow-forms")  # no allow-same-origin
     app = app_view(notebook.output(3))
     try:

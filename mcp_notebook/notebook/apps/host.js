@@ -59,31 +59,6 @@ const MODE_STYLE = {
 const MAX_DOWNLOAD = 50 * 1024 * 1024; // bytes, per file
 const TEARDOWN_MS = 3000; // how long a removed output's app may take to answer ui/resource-teardown
 
-// Where the app's frame lives. JupyterLab and Notebook 7 detach an output's DOM before its widget's cleanup
-// runs (Clear Outputs, a re-run cell), and a detached iframe's page is gone at once: an app inside the
-// output could never be told. So the frame lives in a layer of ours at the end of the output *area* (the
-// widget that holds a cell's outputs; it stays when they are cleared), laid over a slot in this output
-// (as VS Code hosts webviews): removing the output removes the slot, the frame stays, the cleanup sends
-// ui/resource-teardown, waits for the answer (bounded), and only then removes the frame. The layer is a
-// zero-size node after the outputs (Lumino inserts outputs before it), so nothing else moves; outside an
-// output area (another front end) the frame goes into the slot itself, as before.
-function layerFor(slot) {
-  const area = slot.parentElement && slot.parentElement.closest(".jp-OutputArea");
-  if (!area) return null;
-  let layer = [...area.children].find((child) => child.classList.contains("mcpnb-app-layer"));
-  if (!layer) {
-    layer = document.createElement("div");
-    layer.className = "mcpnb-app-layer";
-    layer.style.cssText = "position:relative;width:0;height:0;overflow:visible";
-    const origin = document.createElement("div"); // where position:fixed puts (0, 0), for the other modes
-    origin.className = "mcpnb-app-layer-origin";
-    origin.style.cssText = "position:fixed;left:0;top:0;width:0;height:0;pointer-events:none";
-    layer.append(origin);
-    area.append(layer);
-  }
-  return layer;
-}
-
 function labTheme() {
   // JupyterLab marks the body with the current theme's lightness
   return document.body.dataset.jpThemeLight === "false" ? "dark" : "light";
@@ -148,7 +123,7 @@ function render({ model, el }) {
   const away = document.createElement("div");
   away.className = "mcpnb-app-away";
   away.style.display = "none";
-  // the frame's place in the output: the frame itself is laid over it (layerFor)
+  // the frame's place in the output: the frame itself is laid over it (layer.js)
   const slot = document.createElement("div");
   slot.className = "mcpnb-app-slot";
   slot.style.cssText = "width:100%;display:block";
@@ -166,9 +141,7 @@ function render({ model, el }) {
   // closes it for good the moment the view's frame loads a second time (only about:blank can load there):
   // nothing is relayed after that.
   let frame = null;
-  let layer = null; // the output area's layer the frame is laid in (null: the frame is in the slot)
-  let placed = ""; // the frame's box as last written
-  let following = 0; // the animation frame that keeps the frame over the slot
+  const place = follower(slot, () => mode === "inline"); // keeps the frame over the slot (layer.js)
   let proxyReady = false;
   let closed = false;
   let pendingHtml = null;
@@ -194,41 +167,8 @@ function render({ model, el }) {
     proxyReady = false;
     closed = false;
     pendingHtml = html;
-    if (frame && frame.isConnected) frame.replaceWith(next); // placed: the new one takes its place
-    frame = next; // otherwise placed by follow(), once the slot is in the page
-    placed = "";
-    follow();
-  };
-  // keep the frame over the slot (every animation frame; writes only what changed): absolutely inside the
-  // layer while inline (the notebook's scrolling carries both), fixed like the overlay in the other modes;
-  // hidden, never removed, while the slot is not shown (a collapsed output, a hidden tab, a removed output)
-  const follow = () => {
-    following = 0;
-    if (!frame) return;
-    if (!frame.isConnected) {
-      if (!slot.isConnected) return void (following = requestAnimationFrame(follow));
-      layer = layerFor(slot);
-      if (layer) layer.append(frame);
-      else slot.append(frame);
-    }
-    if (layer) {
-      const box = slot.isConnected ? slot.getBoundingClientRect() : null;
-      let want = "visibility:hidden";
-      if (box && box.width > 0 && box.height > 0) {
-        const fixed = mode !== "inline";
-        const origin = (fixed ? layer.firstElementChild : layer).getBoundingClientRect();
-        want =
-          `position:${fixed ? "fixed" : "absolute"};left:${box.left - origin.left}px;top:${box.top - origin.top}px;` +
-          `width:${box.width}px;height:${box.height}px;z-index:${fixed ? 10001 : 1}`;
-      }
-      if (want !== placed) {
-        placed = want;
-        frame.style.cssText = frame.style.cssText.replace(/(^|;)\s*(position|left|top|width|height|z-index|visibility):[^;]*/g, "");
-        frame.style.cssText += `;${want}`;
-        if (want.startsWith("position")) frame.style.visibility = "";
-      }
-    }
-    following = requestAnimationFrame(follow);
+    place.show(next);
+    frame = next;
   };
   const originProxy = () => {
     const found = proxyOrigin(model.get("origin"));
@@ -252,11 +192,24 @@ function render({ model, el }) {
     model.send({ kind: "closed", reason: why });
   };
 
+  // to the kernel: over the widget's comm, or once the notebook's tab is closed (the comm gone with its
+  // connection) by the courier (courier.js); with neither, the app still gets its answers from the page
+  let kernel = kernelOf(model);
+  let lastWords = null;
   const tell = (content) => {
+    if (!commGone(model, kernel)) {
+      kernel = kernelOf(model) || kernel;
+      try {
+        return void model.send(content);
+      } catch {
+        // the comm closed meanwhile: the courier takes it
+      }
+    }
     try {
-      model.send(content);
+      lastWords = lastWords || courier(kernel, model.get("comm_id"));
+      lastWords.send(content);
     } catch {
-      // the kernel side is gone (its comm closed): the app still gets its answers from the page
+      // no kernel to reach
     }
   };
   const copy = (direction, message, handled) => tell({ kind: direction, message, handled });
@@ -512,6 +465,10 @@ function render({ model, el }) {
       proxyReady = true;
       return sendResource();
     }
+    if (message.method === "ui/notifications/sandbox-scroll") {
+      if (mode === "inline") scrollUnder(slot, Number(message.params && message.params.dy));
+      return;
+    }
     if (message.method === "ui/notifications/sandbox-view-left") {
       return closeBridge("The app left its page; the bridge to it is closed.");
     }
@@ -531,20 +488,38 @@ function render({ model, el }) {
   };
   window.addEventListener("message", onMessage);
 
-  // the kernel's answers and requests for the app, and teardown
+  // ui/resource-teardown, answered or not within `ms`; the kernel hears how it went (view.torn_down)
+  let toldTeardown = false;
+  const tearDown = (ms, by) => {
+    toldTeardown = true;
+    return request("ui/resource-teardown", {}, ms)
+      .then(() => tell({ kind: "torn_down", ok: true, by }))
+      .catch((error) => tell({ kind: "torn_down", ok: false, by, error: String(error.message || error) }));
+  };
+  // the kernel's answers and requests for the app, and its view.teardown()
   const onCustom = (msg) => {
     if (msg.kind === "to_app") toApp(msg.message);
     else if (msg.kind === "teardown") {
-      request("ui/resource-teardown", {}, msg.timeout_ms || 3000)
-        .then(() => model.send({ kind: "torn_down", ok: true }))
-        .catch((error) => model.send({ kind: "torn_down", ok: false, error: String(error.message || error) }))
-        .finally(() => {
-          if (frame) frame.remove();
-          frame = null;
-          slot.style.display = "none"; // no empty box where the app was
-        });
+      tearDown(msg.timeout_ms || TEARDOWN_MS, "kernel").finally(() => {
+        place.stop();
+        if (frame) frame.remove();
+        frame = null;
+        slot.style.display = "none"; // no empty box where the app was
+      });
     }
   };
+  // The page itself is going (the browser's tab or window closed, a reload, leaving Notebook 7's page): the
+  // app is told, best effort. Nothing can be awaited: the page and its frames go right after, so the app
+  // may not get to run, and its answer reaches no one. Should the browser keep the page (back-forward
+  // cache) and show it again, the app starts over.
+  const onPageHide = () => {
+    if (initialized && !closed && frame && frame.contentWindow) void tearDown(TEARDOWN_MS, "page closed");
+  };
+  const onPageShow = (event) => {
+    if (event.persisted && toldTeardown && frame) load();
+  };
+  window.addEventListener("pagehide", onPageHide);
+  window.addEventListener("pageshow", onPageShow);
   model.on("msg:custom", onCustom);
 
   const showStatus = () => {
@@ -555,6 +530,7 @@ function render({ model, el }) {
     const html = model.get("html");
     if (!html) return;
     initialized = false;
+    toldTeardown = false;
     delivered = { input: false, partial: null, result: false, cancelled: false };
     makeFrame(html);
   };
@@ -605,29 +581,27 @@ function render({ model, el }) {
   load();
 
   return () => {
-    // the output is gone (cleared, cell re-run) but the frame, in the layer, is not: tell the app, wait
-    // for its answer (bounded), then remove the frame and stop listening
-    if (following) cancelAnimationFrame(following);
-    following = 0;
+    // the output is gone (cleared, cell re-run or deleted, the notebook's tab closed) but the frame, in the
+    // layer, is not: tell the app, wait for its answer (bounded), then remove the frame and stop listening
+    place.stop(); // hidden: nothing to show it over
     const gone = frame;
     frame = null; // nothing is laid out or loaded for this output any more
     const finish = () => {
       if (gone) gone.remove();
       window.removeEventListener("message", onMessage);
+      if (lastWords) lastWords.close(TEARDOWN_MS);
     };
-    if (gone && gone.isConnected && !slot.isConnected) gone.style.visibility = "hidden";
-    if (initialized && !closed && gone && gone.isConnected && gone.contentWindow) {
+    if (initialized && !closed && !toldTeardown && gone && gone.isConnected && gone.contentWindow) {
       frame = gone; // the bridge still speaks to it until it answered
-      request("ui/resource-teardown", {}, TEARDOWN_MS)
-        .then(() => tell({ kind: "torn_down", ok: true, by: "output removed" }))
-        .catch((error) => tell({ kind: "torn_down", ok: false, error: String(error.message || error) }))
-        .finally(() => {
-          frame = null;
-          finish();
-        });
+      tearDown(TEARDOWN_MS, "output removed").finally(() => {
+        frame = null;
+        finish();
+      });
     } else {
       finish();
     }
+    window.removeEventListener("pagehide", onPageHide);
+    window.removeEventListener("pageshow", onPageShow);
     model.off("msg:custom", onCustom);
     model.off("change:html", load);
     model.off("change:status", showStatus);

@@ -71,7 +71,11 @@ class AppNotebook(Protocol):
 
 __all__ = ["AppView", "open_app", "show_for_call"]
 
-_ESM = resources.files(__package__).joinpath("host.js").read_text(encoding="utf-8")
+# one ES module (anywidget's loader takes no imports of our own): the frames' layer, the courier, the host
+_ESM = "\n".join(
+    resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    for name in ("layer.js", "courier.js", "host.js")
+)
 HOST_INFO = {"name": "mcp-notebook", "version": __version__}
 HOST_CAPABILITIES: dict[str, Any] = {
     "openLinks": {},
@@ -129,11 +133,14 @@ class AppView(AppToolsMixin, anywidget.AnyWidget):
     tool_input_partial = t.Dict(allow_none=True, default_value=None).tag(sync=True)
     tool_result = t.Dict(allow_none=True, default_value=None).tag(sync=True)
     tool_cancelled = t.Unicode(allow_none=True, default_value=None).tag(sync=True)
+    # the widget's comm id: the host's way to the kernel once the notebook's tab is closed (courier.js)
+    comm_id = t.Unicode("").tag(sync=True)
 
     def __init__(
         self, api: AppNotebook, server: str, tool: Mapping[str, Any], uri: str, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
+        self.comm_id = str(getattr(self.comm, "comm_id", "") or "")
         self.api, self.server, self.tool, self.uri = api, server, dict(tool), uri
         self.title = f"MCP App {uri}"
         tool_name = str(self.tool.get("name") or "")

@@ -1,0 +1,152 @@
+// Where an app's frame lives, and how it is laid over its place in the output (host.py joins this file and
+// host.js into the widget's one ES module: anywidget's loader takes no imports of our own).
+//
+// A frame must outlive whatever the person removes, or the app could never be told (ui/resource-teardown):
+// JupyterLab and Notebook 7 detach an output's DOM before its widget's cleanup runs (Clear Outputs, a
+// re-run cell), deleting a cell disposes its output area, closing the notebook's tab disposes the whole
+// panel, and a detached iframe's page is gone at once; moving an iframe in the DOM reloads it. So the frame
+// lives in one layer of ours under document.body, which nothing in the notebook removes, laid over a slot in
+// its output (as VS Code hosts webviews): every animation frame it is placed (position:fixed) over the
+// slot's box, clipped to what can be seen of it (the window cut by every ancestor that clips its overflow:
+// the notebook's scroller, a scrolled output), and hidden while the slot is not shown (a collapsed output,
+// another tab, a removed output). Removing the output removes only the slot: the view's cleanup sends
+// ui/resource-teardown, waits for the answer (bounded), and only then removes the frame. Outside an output
+// area (another front end) the frame goes into the slot itself.
+//
+// Stacking: the layer comes after JupyterLab's shell in body, with z-index 0 for an inline frame, so the
+// notebook's content is under it and JupyterLab's menus, dialogs and completers (z-index 10000 and more,
+// also in body) are over it; fullscreen and picture-in-picture frames sit just over their own overlay.
+
+const LAYER_CLASS = "mcpnb-app-layer";
+const Z_INLINE = "0";
+const Z_OVERLAY = "10001"; // the output's fullscreen / pip box is 10000 (MODE_STYLE)
+const CLIPPERS_EVERY = 30; // animation frames between two looks at which ancestors clip the slot
+let slotsMade = 0;
+
+function appLayer() {
+  let layer = document.querySelector(`body > .${LAYER_CLASS}`);
+  if (!layer) {
+    layer = document.createElement("div");
+    layer.className = LAYER_CLASS;
+    layer.style.cssText = "width:0;height:0"; // no box: each frame is fixed over its slot
+    document.body.append(layer);
+  }
+  return layer;
+}
+
+// the slot's ancestors that clip what overflows them (overflow other than visible)
+function clippersOf(slot) {
+  const found = [];
+  for (let node = slot.parentElement; node && node !== document.body; node = node.parentElement) {
+    const style = getComputedStyle(node);
+    if (style.overflowX !== "visible" || style.overflowY !== "visible") found.push(node);
+  }
+  return found;
+}
+
+// the part of the window where the slot can be seen: inside every clipping ancestor's client box (its
+// scrollbars excluded)
+function visibleArea(clippers) {
+  let left = 0;
+  let top = 0;
+  let right = innerWidth;
+  let bottom = innerHeight;
+  for (const node of clippers) {
+    const box = node.getBoundingClientRect();
+    const x = box.left + node.clientLeft;
+    const y = box.top + node.clientTop;
+    left = Math.max(left, x);
+    top = Math.max(top, y);
+    right = Math.min(right, x + node.clientWidth);
+    bottom = Math.min(bottom, y + node.clientHeight);
+  }
+  return { left, top, right, bottom };
+}
+
+const HIDDEN = { visibility: "hidden" };
+const shown = (slot) =>
+  slot.isConnected && (!slot.checkVisibility || slot.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true }));
+
+// The frame's box over the slot: fixed, clipped to the visible area while inline; over the whole window in
+// the other modes (their box is fixed too: no ancestor clips it).
+function placement(slot, inline, clippers) {
+  if (!shown(slot)) return HIDDEN;
+  const box = slot.getBoundingClientRect();
+  if (!(box.width > 0 && box.height > 0)) return HIDDEN;
+  let clipPath = "none";
+  if (inline) {
+    const area = visibleArea(clippers);
+    const cut = [area.top - box.top, box.right - area.right, box.bottom - area.bottom, area.left - box.left];
+    if (cut[0] >= box.height || cut[2] >= box.height || cut[1] >= box.width || cut[3] >= box.width) return HIDDEN;
+    if (cut.some((c) => c > 0)) clipPath = `inset(${cut.map((c) => `${Math.max(0, c)}px`).join(" ")})`;
+  }
+  return {
+    position: "fixed",
+    left: `${box.left}px`,
+    top: `${box.top}px`,
+    width: `${box.width}px`,
+    height: `${box.height}px`,
+    zIndex: inline ? Z_INLINE : Z_OVERLAY,
+    clipPath,
+    visibility: "",
+  };
+}
+
+// Keeps one view's frame over its slot: show(frame) puts a (new) frame in place, taking the old one's place
+// in the DOM (the old one's page ends); stop() ends the following and hides the frame (it stays in the page
+// until removed).
+// isInline() says whether the view is shown inline. The slot and frame carry one id (data-mcpnb-slot), so a
+// test can find the frame of an output.
+function follower(slot, isInline) {
+  const id = `${Date.now().toString(36)}-${++slotsMade}`;
+  slot.dataset.mcpnbSlot = id;
+  let frame = null;
+  let inLayer = false;
+  let placed = "";
+  let clippers = [];
+  let ticks = 0;
+  let handle = 0;
+  const tick = () => {
+    handle = requestAnimationFrame(tick);
+    if (!frame) return;
+    if (!frame.isConnected) {
+      if (!slot.isConnected) return; // not in the page yet
+      inLayer = Boolean(slot.closest(".jp-OutputArea"));
+      (inLayer ? appLayer() : slot).append(frame);
+    }
+    if (!inLayer) return;
+    if (ticks++ % CLIPPERS_EVERY === 0) clippers = slot.isConnected ? clippersOf(slot) : [];
+    const want = placement(slot, isInline(), clippers);
+    const key = Object.values(want).join("|");
+    if (key !== placed) {
+      placed = key;
+      Object.assign(frame.style, want);
+    }
+  };
+  return {
+    show(next) {
+      next.dataset.mcpnbSlot = id;
+      if (frame && frame.isConnected) frame.replaceWith(next);
+      frame = next;
+      placed = "";
+      ticks = 0;
+      if (!handle) tick();
+    },
+    stop() {
+      if (handle) cancelAnimationFrame(handle);
+      handle = 0;
+      if (frame && inLayer) Object.assign(frame.style, HIDDEN); // its output is gone: nothing to show it over
+      frame = null;
+    },
+  };
+}
+
+// A wheel the app did not use (its proxy says by how much: apps/proxy.html) scrolls what scrolls the slot,
+// as it would if the frame were in the notebook: the nearest ancestor that can scroll vertically.
+function scrollUnder(slot, dy) {
+  if (!Number.isFinite(dy)) return;
+  for (let node = slot.parentElement; node && node !== document.body; node = node.parentElement) {
+    const style = getComputedStyle(node).overflowY;
+    if ((style === "auto" || style === "scroll") && node.scrollHeight > node.clientHeight) return void node.scrollBy(0, dy);
+  }
+}

@@ -172,7 +172,7 @@ def rows_of(rows: Any, argument: str | None = None) -> tuple[Rows, int | None]:
 
     def items() -> Rows:
         for position, row in enumerate(rows):
-            if isinstance(row, Mapping):
+            if type(row) is dict or isinstance(row, Mapping):  # the usual row skips the ABC check
                 yield position, dict(row)
             elif argument is not None:
                 yield position, {argument: row}

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import UserDict
 from collections.abc import Iterator
+from types import MappingProxyType
 
 import pandas as pd
 import pytest
 
-from mcp_notebook.engine.batch import BatchError, BatchRun, RowOutcome, is_transient
+from mcp_notebook.engine.batch import BatchError, BatchRun, RowOutcome, is_transient, rows_of
 from mcp_notebook.engine.server import Server
 from mcp_notebook.errors import ConnectionClosedError, JSONRPCError, RequestTimeoutError
 from tests.interaction._harness import WAIT, Connect
@@ -120,6 +122,19 @@ def test_what_counts_as_transient() -> None:
     assert is_transient(JSONRPCError(-32029, "Too Many Requests"))
     assert not is_transient(JSONRPCError(-32602, "Invalid params"))
     assert not is_transient(ValueError("bug"))
+
+
+def test_each_row_s_arguments_are_a_dict_of_their_own_whatever_mapping_the_row_is() -> None:
+    """A dict row (the usual, checked without the ABC), any other Mapping, or a bare value of the single
+    argument: each row's arguments are a new dict, so the caller's rows are never the outcome's."""
+    given: dict[str, object] = {"x": 1}
+    rows = [given, MappingProxyType({"x": 2}), UserDict({"x": 3}), 4]
+    source, count = rows_of(rows, "x")
+    got = list(source)
+    assert count == 4 and got == [(0, {"x": 1}), (1, {"x": 2}), (2, {"x": 3}), (3, {"x": 4})]
+    assert all(type(arguments) is dict for _, arguments in got) and got[0][1] is not given
+    with pytest.raises(TypeError, match="row 0 is a int"):
+        list(rows_of([1], None)[0])
 
 
 def test_failed_looks_at_each_outcome_once_while_the_run_grows(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from mcp_notebook import Server
-from mcp_notebook.engine.batch import BatchError
+from mcp_notebook.engine.batch import BatchError, RowOutcome
 from mcp_notebook.notebook.api import NotebookMCP
 from mcp_notebook.notebook.calls.handle import NotFinished
 from mcp_notebook.notebook.calls.handle_live import WIDGET_MIME
@@ -216,3 +216,19 @@ def test_a_call_handle_to_pandas_and_the_table_view(shell: Any) -> None:
     bundle = handle.static_bundle()
     assert "table: 12 rows x 3 columns (first 10 shown" in bundle["text/plain"]
     assert "<table" in bundle["text/html"] and "integer" in bundle["text/html"]
+
+
+def test_an_ended_batch_is_drawn_again_only_when_a_row_lands_after_it(shell: Any) -> None:
+    """An ended batch's view is built once (a render walks every row); each render gets its own copy, and
+    a row landing after the end (as rows can after a Cancel) is in the next one."""
+    mcp = api(shell)
+    mcp.connect("demo", scoring_server())
+    mcp.policy.set("demo.score", "allow")
+    handle = mcp.map("demo.score", FRAME.iloc[:2], concurrency=1)
+    first = handle.static_bundle()
+    first["text/plain"] = "changed by a caller"  # (live_bundle adds the widget view to its copy)
+    again = handle.static_bundle()
+    assert "2 succeeded, 0 failed" in again["text/plain"] and again == handle._repr_mimebundle_()
+    handle.run.outcomes.append(RowOutcome(2, "late", {}, None, "came late"))
+    shown = handle.static_bundle()["text/plain"]
+    assert "2 succeeded, 1 failed" in shown and "failed rows: late: came late" in shown

@@ -31,8 +31,14 @@ def _rows(structured: Any) -> list[Mapping[str, Any]] | None:
     return [{name: data[name][i] for name in names} for i in range(len(data[names[0]]))]
 
 
+_KINDS: dict[type, str] = {}  # a value's JSON type by its Python type (they are all built-in types above)
+
+
 def _kind(value: object) -> str:
-    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "object")
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _KINDS[type(value)] = next((name for t, name in _JSON_TYPES if isinstance(value, t)), "object")
+    return kind
 
 
 def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:

@@ -31,6 +31,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import FrameLocator, Locator, expect
 
+from tests.waiting import wait_until
+
 from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_frame, app_view
 
 OpenNotebook = Callable[..., Notebook]
@@ -111,11 +113,14 @@ def test_basic_example_in_every_display_mode(open_notebook: OpenNotebook, packag
         "print([c.state for c in h.app.calls], h.app.display_mode)",
     )
     # the mode the person picked last reaches the kernel as a widget state update, which ipywidgets may
-    # hold back until the kernel is idle: read again until it arrived (bounded: at most 10 cell runs)
-    for _ in range(10):
+    # hold back until the kernel is idle: read again until it arrived (bounded in time: a number of cell
+    # runs is no bound, how long they take depends on the machine's load)
+
+    def mode_arrived() -> bool:
         notebook.run_cell(4)
-        if "inline" in notebook.output_text(4):
-            break
+        return "inline" in notebook.output_text(4)
+
+    wait_until(mode_arrived, "the display mode to reach the kernel", timeout=KERNEL_TIMEOUT_MS / 1000)
     assert "['done', 'done', 'done'] inline" in notebook.output_text(4)
 
 

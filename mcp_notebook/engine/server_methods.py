@@ -287,6 +287,8 @@ def _input_required(
     s: MethodSession, r: IncomingRequest, inputs: modern.InputRound | None, needed: modern.InputRequired
 ) -> dict[str, Any]:
     """End this round: earlier answers ride along in the sealed state; the retry re-runs and replays them."""
+    if inputs is None:  # not made up front (a tools/call whose tool takes no Context): made now
+        inputs = _input_round(s, r)
     if inputs is None:  # only a modern request's context asks through an input round
         raise LocalProtocolError("input_required outside an MRTR request")
     state = s.server.state_sealer.seal(r.method, r.params, inputs.responses, principal=s.principal(r))
@@ -395,7 +397,11 @@ async def _tools_call(s: MethodSession, r: IncomingRequest) -> dict[str, Any]:
         event = _call_event(s, r, name, arguments, tool.definition)
     if as_task and (r.modern is None or tool.task_start == "call"):
         return await task_engine.start_tool_task(s, r, tool, arguments, _ContextBackend(s, r, None), event)
-    inputs = _input_round(s, r)
+    # a tool without a Context cannot ask for input: its round is made up front only when the request brings
+    # answers (checked, as ever, before the tool runs), else only if it ends up asking (_input_required)
+    params = r.params
+    asks = as_task or tool.context_param or "inputResponses" in params or "requestState" in params
+    inputs = _input_round(s, r) if asks else None
     if as_task:  # 2026, task_start="explicit": MRTR rounds on this request, then the task
         backend = _ContextBackend(s, r, inputs)
         escalate = functools.partial(_input_required, s, r, inputs)

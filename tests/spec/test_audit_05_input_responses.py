@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Client, Context, Server
+from mcp_notebook.protocol.errors import JSONRPCError
 
 pytestmark = pytest.mark.timeout(60)
 AGE = {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}, "required": ["age"]}
@@ -86,3 +87,22 @@ async def test_audit_05_an_answer_not_matching_the_schema_fails_the_tool(era: st
 async def test_audit_05_valid_answers_still_work(era: str) -> None:
     async with Client(make_server(), era=era, timeout=20, elicitation_handler=lambda p: answer(7)) as c:  # type: ignore[arg-type]
         assert (await c.call_tool("two"))["content"][0]["text"] == "7 7"
+
+
+async def test_audit_05_a_tool_without_a_context_still_has_the_answers_a_request_brings_checked() -> None:
+    """Its input round is made only when needed (it cannot ask), but answers and state it is sent are still
+    read before it runs: malformed ``inputResponses`` and a forged ``requestState`` are refused."""
+    server = make_server()
+
+    @server.tool
+    def plain(text: str) -> str:
+        return text
+
+    async with Client(server, era="modern", timeout=20) as c:
+        assert (await raw(c, {"name": "plain", "arguments": {"text": "x"}}))["content"][0]["text"] == "x"
+        with pytest.raises(JSONRPCError) as malformed:
+            await raw(c, {"name": "plain", "arguments": {"text": "x"}, "inputResponses": "yes"})
+        with pytest.raises(JSONRPCError) as forged:
+            await raw(c, {"name": "plain", "arguments": {"text": "x"}, "requestState": "forged"})
+    assert malformed.value.code == -32602
+    assert forged.value.code == -32602

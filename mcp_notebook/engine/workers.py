@@ -455,11 +455,16 @@ class _Inbox:
             pass
         self._woken = False  # after the read (a byte written now wakes the loop again), before the answers
         answers = self._answers
+        # Only the answers already there: a caller resumed here (see _Answer) may make another call, whose
+        # answer can come before this loop ends; it waits for the next turn (its byte is written), so a
+        # chain of quick calls never keeps the loop from its other callbacks and its I/O.
+        left = len(answers)
         try:
-            while answers:
-                _settle(*answers.popleft())  # a caller it resumes runs here (see _Answer)
+            while left:
+                left -= 1
+                _settle(*answers.popleft())
         finally:
-            if answers:  # a resumed caller raised out of the loop (KeyboardInterrupt): the rest next turn
+            if left:  # a resumed caller raised out of the loop (KeyboardInterrupt): the rest next turn
                 self._wake()
 
     def _wake(self) -> None:

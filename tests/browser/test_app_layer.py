@@ -1,7 +1,8 @@
 """An app's frame lives in the host's layer under the page's body (apps/layer.js), laid over a slot in its
 output: it must still look and behave as if it were in the notebook. Clipped to the notebook's view when
 scrolled, under JupyterLab's menus, hidden while another tab is shown, and a wheel over it that the app does
-not use scrolls the notebook (its proxy forwards it: apps/proxy.html)."""
+not use scrolls the notebook (its proxy forwards it: apps/proxy.html), a click into it makes its cell the
+active one."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ OpenNotebook = Callable[..., Notebook]
 
 VIEW = (
     "<!doctype html><html><body style='margin:0'>"
-    "<div id='state' style='height:380px'>starting</div><script>\n"
+    "<input id='box'><div id='state' style='height:340px'>starting</div><script>\n"
     "const post = (m) => parent.postMessage(Object.assign({jsonrpc: '2.0'}, m), '*');\n"
     "addEventListener('message', (e) => {\n"
     "  if (e.data.id === 1) { post({method: 'ui/notifications/initialized'});\n"
@@ -44,6 +45,14 @@ def test_the_frame_is_laid_over_its_output(open_notebook: OpenNotebook) -> None:
     frame = app_frame(notebook.output(3))
     expect(app_view(notebook.output(3)).locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
     scroller = notebook.panel.locator(".jp-WindowedPanel-outer")
+
+    # a click into the app makes its cell the notebook's active one, as a click in any output does (the
+    # frame is outside the notebook's DOM: the host tells the notebook)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex") != 3
+    app_view(notebook.output(3)).locator("#box").click()
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex === 3")
+    page.keyboard.type("typed")
+    expect(app_view(notebook.output(3)).locator("#box")).to_have_value("typed")
 
     # a wheel over the app (which does not scroll) scrolls the notebook, as over any output
     before = scroller.evaluate("node => node.scrollTop")

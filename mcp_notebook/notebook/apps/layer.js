@@ -115,6 +115,7 @@ function follower(slot, isInline) {
       (inLayer ? appLayer() : slot).append(frame);
     }
     if (!inLayer) return;
+    followFocus();
     if (ticks++ % CLIPPERS_EVERY === 0) clippers = slot.isConnected ? clippersOf(slot) : [];
     const want = placement(slot, isInline(), clippers);
     const key = Object.values(want).join("|");
@@ -122,6 +123,19 @@ function follower(slot, isInline) {
       placed = key;
       Object.assign(frame.style, want);
     }
+  };
+  // A click or Tab into the app focuses the frame, outside the notebook's DOM: the notebook hears it as if
+  // the focus were in the output, as it did when the frame was there (its active cell follows; JupyterLab's
+  // focus tracker, listening for focus while capturing, makes its tab the current one). Seen by the tick
+  // (the page gets no focus event for a frame of another origin taking the focus).
+  let focused = false;
+  const followFocus = () => {
+    const now = document.activeElement === frame;
+    if (now && !focused && slot.isConnected) {
+      slot.dispatchEvent(new FocusEvent("focus"));
+      slot.dispatchEvent(new FocusEvent("focusin", { bubbles: true }));
+    }
+    focused = now;
   };
   return {
     show(next) {

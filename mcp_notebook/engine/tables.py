@@ -95,9 +95,16 @@ def row_columns(result: Mapping[str, Any] | None) -> dict[str, Any]:
         texts = [b.get("text") for b in result.get("content") or [] if isinstance(b, dict)]
         return {"text": "\n".join(t for t in texts if isinstance(t, str))}
     structured = result.get("structuredContent")
-    if isinstance(structured, Mapping) and set(structured) == {"result"}:
-        structured = structured["result"]
-    return dict(structured) if isinstance(structured, Mapping) else {"result": structured}
+    found = _object(structured)
+    if found is not None and set(found) == {"result"}:
+        structured = found["result"]
+        found = _object(structured)
+    return dict(found) if found is not None else {"result": structured}
+
+
+def _object(value: Any) -> Mapping[str, Any] | None:
+    """``value`` if it is a JSON object, else None (a dict is checked first: a batch asks once per row)."""
+    return value if type(value) is dict or isinstance(value, Mapping) else None
 
 
 def outcomes_frame(

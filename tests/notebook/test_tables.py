@@ -52,3 +52,17 @@ def test_the_result_view_draws_a_table_with_shape_types_and_first_rows() -> None
     html = bundle["text/html"].split("<table", 1)[1].split("</table>", 1)[0]
     assert html.count("<tr>") == 11 and "number|null" in html and "c9" in html and "c10" not in html
     assert "<table" not in result_bundle(result({"mean": 1.0}))["text/html"]  # not a table: the tree only
+
+
+def test_a_row_s_columns_from_any_mapping_through_a_result_wrapper() -> None:
+    """``row_columns`` (a batch's row): a dict is checked first, any other Mapping is read the same way."""
+    from types import MappingProxyType
+
+    from mcp_notebook.engine.tables import row_columns
+
+    for wrap in (dict, MappingProxyType):
+        assert row_columns(result(wrap({"a": 1, "b": "x"}))) == {"a": 1, "b": "x"}
+        assert row_columns(result(wrap({"result": wrap({"a": 1})}))) == {"a": 1}
+        assert row_columns(result(wrap({"result": 3}))) == {"result": 3}
+    assert row_columns(result([1, 2])) == {"result": [1, 2]} and row_columns(None) == {}
+    assert row_columns({"content": [{"type": "text", "text": "hi"}]}) == {"text": "hi"}

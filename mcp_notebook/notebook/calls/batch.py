@@ -14,6 +14,7 @@ from itertools import islice
 from typing import Any
 
 from ...engine.batch import BatchError, BatchRun, OnError, RowOutcome, rows_of, single_argument
+from ...engine.tables import row_columns
 from ..rendering.base import esc, label_html, note_html, wrap
 from ..rendering.table import table_parts
 from .handle import CallHandle
@@ -131,8 +132,6 @@ def _label(label: Any) -> Any:
 
 
 def _columns(outcome: RowOutcome) -> dict[str, Any]:
-    from ...engine.tables import row_columns
-
     return {**row_columns(outcome.result), "error": outcome.error}
 
 

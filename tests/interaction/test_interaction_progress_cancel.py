@@ -146,24 +146,25 @@ async def test_no_progress_without_a_progress_token(connect: Connect) -> None:
 
 async def test_progress_resets_the_timeout(connect: Connect) -> None:
     """basic/lifecycle#timeouts: the receiver MAY reset the timeout clock on progress. A tool working for
-    0.5 s and reporting every 0.05 s finishes under a 0.2 s timeout."""
+    1.5 s and reporting every 0.1 s finishes under a 0.75 s timeout (a window that leaves 2 busy cores room
+    for a stall between two reports; the whole work still outlasts it twice)."""
     server = Server("s")
 
     @server.tool
     async def steady(ctx: Context) -> str:
-        for i in range(1, 11):
-            await asyncio.sleep(0.05)  # the tool's own work, not a wait for the test's sake
-            await ctx.report_progress(i, 10)
+        for i in range(1, 16):
+            await asyncio.sleep(0.1)  # the tool's own work, not a wait for the test's sake
+            await ctx.report_progress(i, 15)
         return "finished"
 
     ticks: list[float] = []
     async with connect(server) as client:
         result = await client.call_tool(
-            "steady", timeout=0.2, progress_callback=lambda p, t, m: ticks.append(p)
+            "steady", timeout=0.75, progress_callback=lambda p, t, m: ticks.append(p)
         )
 
     assert result["content"][0]["text"] == "finished"
-    assert ticks == list(range(1, 11))
+    assert ticks == list(range(1, 16))
 
 
 async def test_max_timeout_bounds_a_call_despite_progress(connect: Connect) -> None:
@@ -184,9 +185,10 @@ async def test_max_timeout_bounds_a_call_despite_progress(connect: Connect) -> N
             raise
 
     async with connect(server) as client:
-        # the wait that ended is max_timeout's, not what was left of the last window (was "after 0.013 s")
-        with pytest.raises(RequestTimeoutError, match=r"timed out after 0\.3 s \(max_timeout\)"):
-            await client.call_tool("forever", timeout=0.2, max_timeout=0.3, progress_callback=lambda *a: None)
+        # the wait that ended is max_timeout's, not what was left of the last window (was "after 0.013 s");
+        # progress every 0.02 s against a 1 s window: only a stall of a second on busy cores ends it first
+        with pytest.raises(RequestTimeoutError, match=r"timed out after 1\.5 s \(max_timeout\)"):
+            await client.call_tool("forever", timeout=1.0, max_timeout=1.5, progress_callback=lambda *a: None)
         await asyncio.wait_for(stopped.wait(), WAIT)
 
 

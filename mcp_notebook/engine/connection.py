@@ -45,6 +45,14 @@ from .trace import Trace
 __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
 
 log = logging.getLogger("mcp_notebook")
+NOTICE_WAIT = 1.0  # s a caller waits for its request's notice of cancellation to go out (then: background)
+
+
+def _noted(sending: asyncio.Task[None]) -> None:
+    """A notice of cancellation that failed once its caller stopped waiting: logged, not left unretrieved."""
+    if not sending.cancelled() and sending.exception() is not None:
+        log.debug("could not send a cancellation: %r", sending.exception())
+
 
 RequestHandler = Callable[[IncomingRequest], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -248,7 +256,8 @@ class Connection:
         ``on_id(request_id)`` is called before the request goes out (a listen stream's notifications name it).
 
         ``timeout`` is reset by every progress notification when a ``progress_callback`` is given;
-        ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). A timeout or a
+        ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). Both run from the send
+        on: a send held up by a peer that stops reading (a full pipe) counts. A timeout or a
         cancelled caller sends ``notifications/cancelled`` (basic/utilities/cancellation).
         """
         _check_seconds("timeout", timeout)
@@ -293,8 +302,18 @@ class Connection:
             post = None
         try:
             if post is None:
-                await self._send(text, related_id)
+                # Armed first: a send held up by a peer that stops reading (a full pipe) counts too, and
+                # on 3.11+ the timeout or the connection's end stops it (pending.fail cancels this task).
                 self._arm(pending, timeout, max_timeout)
+                if INLINE:
+                    pending.caller = asyncio.current_task()
+                try:
+                    await self._send(text, related_id)
+                except asyncio.CancelledError:
+                    if not (pending.stopped and uncancelled(pending.caller)):  # type: ignore[arg-type]
+                        raise  # the caller's own cancel; else ours: the future says why
+                finally:
+                    pending.caller = None
             else:
                 self._arm(pending, timeout, max_timeout)
                 await self._post_exchange(post, text, request_id, pending)
@@ -354,8 +373,23 @@ class Connection:
             # (its answer, if late, is dropped). A closed connection needs no notice.
             return
         try:
-            await self._send(self.session.cancel(request_id, reason))
-        except (ConnectionClosedError, LocalProtocolError) as exc:
+            notice = self.session.cancel(request_id, reason)
+        except LocalProtocolError as exc:
+            log.debug("%s: could not send cancellation: %s", self.name, exc)
+            return
+        # Waited for while it goes out at once (the usual case: it is sent when the caller hears of the
+        # timeout); a peer that stopped reading (a full pipe) keeps it waiting in the background, not the
+        # caller, which would otherwise wait as long as the peer does.
+        sending = self._spawn(self._send_notice(notice), f"{self.name} cancel {request_id}")
+        sending.add_done_callback(_noted)
+        done, _ = await asyncio.wait((sending,), timeout=NOTICE_WAIT)
+        if done:
+            sending.result()  # its failure reaches the caller, as when the notice was awaited here
+
+    async def _send_notice(self, text: str) -> None:
+        try:
+            await self._send(text)
+        except ConnectionClosedError as exc:
             log.debug("%s: could not send cancellation: %s", self.name, exc)
 
     # ---- receiving ---------------------------------------------------------------------------------------

@@ -212,9 +212,13 @@ async def _ask_snapshots(kernel: Any, model_ids: list[str]) -> dict[str, Any]:
         client.shell_channel.send(client.session.msg("comm_open", content))
         while True:
             message = await client.get_iopub_msg()
-            if message["msg_type"] == "comm_msg" and message["content"].get("comm_id") == comm_id:
+            if message["content"].get("comm_id") != comm_id:
+                continue
+            if message["msg_type"] == "comm_msg":
                 found = message["content"].get("data", {}).get("snapshots", {})
                 return found if isinstance(found, dict) else {}
+            if message["msg_type"] == "comm_close":  # no such target here: nothing of ours is live
+                return {}
     finally:
         client.stop_channels()
 

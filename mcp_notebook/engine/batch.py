@@ -185,14 +185,16 @@ def rows_of(rows: Any, argument: str | None = None) -> tuple[Rows, int | None]:
     return items(), count
 
 
-async def _one(call: Call, outcome: RowOutcome, retries: int, backoff: float) -> None:
+async def _one(
+    call: Call, outcome: RowOutcome, retries: int, backoff: float, gone: Callable[[], bool] | None
+) -> None:
     began = time.monotonic()
     for attempt in range(retries + 1):
         outcome.attempts = attempt + 1
         try:
             result = await call(outcome.arguments)
         except Exception as exc:
-            if attempt < retries and is_transient(exc):
+            if attempt < retries and is_transient(exc) and not (gone is not None and gone()):
                 delay = backoff * 2**attempt
                 await asyncio.sleep(delay * (0.5 + random.random()))  # jitter: retries do not march in step
                 continue
@@ -222,11 +224,14 @@ async def call_many(
     argument: str | None = None,
     on_outcome: OnOutcome | None = None,
     run: BatchRun | None = None,
+    gone: Callable[[], bool] | None = None,
 ) -> BatchRun:
     """Call ``call`` once per row with at most ``concurrency`` calls in flight; see the module docstring.
 
     ``on_outcome(run, outcome)`` is told about every finished row (progress bars). Pass ``run`` to watch
-    the outcomes from elsewhere (and keep them if the batch is cancelled).
+    the outcomes from elsewhere (and keep them if the batch is cancelled). ``gone()`` true: what the calls
+    go to is gone for good (a closed connection that cannot be opened again), so a transient failure is
+    not retried (each row then fails at once instead of sleeping through its retries).
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -246,7 +251,7 @@ async def call_many(
             except StopIteration:
                 return
             outcome = RowOutcome(next(positions), label, arguments)
-            await _one(call, outcome, retries, backoff)
+            await _one(call, outcome, retries, backoff, gone)
             run.outcomes.append(outcome)
             if on_outcome is not None:
                 on_outcome(run, outcome)

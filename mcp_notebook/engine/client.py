@@ -341,6 +341,18 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
     def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
         return with_meta(self, params)
 
+    def closed_for_good(self) -> bool:
+        """The connection is closed and no request can open another: only an HTTP session the server
+        ended is started again (see ``_live``); a server gone (memory, stdio, unreachable) stays gone."""
+        connection = self._connection
+        if connection is None or not connection.closed:
+            return False
+        if not isinstance(self._target, str):
+            return True
+        from ..transports.http_client import SessionExpired
+
+        return not isinstance(connection.close_reason, SessionExpired)
+
     async def _live(self) -> Connection:
         """The connection, after starting a new HTTP session if the server ended ours.
 
@@ -351,10 +363,8 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         connection = self.connection
         if not connection.closed or not isinstance(self._target, str):
             return connection
-        from ..transports.http_client import SessionExpired
-
-        if not isinstance(connection.close_reason, SessionExpired):
-            return connection  # closed for good: the request fails with the reason
+        if self.closed_for_good():
+            return connection  # the request fails with the reason
         self.trace.record("note", "the server ended the session (HTTP 404): starting a new one")
         await connection.aclose()
         self._tools_stale = True
@@ -457,6 +467,7 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
             argument=argument,
             on_outcome=on_outcome,
             run=run,
+            gone=self.closed_for_good,
         )
 
     # ---- resources, prompts, completion, logging, ping ---------------------------------------------------

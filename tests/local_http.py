@@ -19,13 +19,15 @@ from aiohttp import web
 
 
 @contextlib.asynccontextmanager
-async def serving(app: web.Application, host: str = "127.0.0.1", **runner_options: Any) -> AsyncIterator[str]:
-    """``app`` listening on ``host`` at a port the system picks (port 0); yields ``http://host:port``.
+async def serving(
+    app: web.Application, host: str = "127.0.0.1", port: int = 0, **runner_options: Any
+) -> AsyncIterator[str]:
+    """``app`` listening on ``host`` at ``port`` (0: one the system picks); yields ``http://host:port``.
     ``runner_options`` go to :class:`aiohttp.web.AppRunner` (``access_log=None``, ``shutdown_timeout``)."""
     runner = web.AppRunner(app, **runner_options)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, 0).start()
+        await web.TCPSite(runner, host, port).start()
         yield f"http://{host}:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()

@@ -134,6 +134,8 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         self._session: Session | None = None
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None
+        self._reopening: asyncio.Future[None] | None = None  # the new connection requests wait for (_live)
+        self._reopen_failed = False  # the last new connection failed (say, a 503 while starting): try again
         self._tools: dict[str, dict[str, Any]] = {}
         # tool -> (its listed outputSchema, its check): schema_check's cache key is a json.dumps per call
         self._output_checks: dict[str, tuple[dict[str, Any], SchemaCheck]] = {}
@@ -247,6 +249,9 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
                 if self.listen:
                     await self.subscriptions.refresh()
                 return self
+            gone = connection.close_reason if connection.closed else None
+            if gone is not None and _unreachable(gone):
+                raise gone  # nothing listens there: not a verdict on its era
             if self.era == "modern":
                 raise RemoteProtocolError(f"the server does not speak 2026-07-28: {verdict.reason}")
             self.trace.record("note", f"legacy server ({verdict.reason}): initialize handshake")
@@ -267,6 +272,12 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         await self.connection.notify("notifications/initialized")
 
     async def aclose(self) -> None:
+        reopening = self._reopening
+        if reopening is not None and not reopening.done() and reopening is not asyncio.current_task():
+            reopening.cancel()  # closed while a request was connecting again: no connection after close
+            await asyncio.gather(reopening, return_exceptions=True)
+        if reopening is not asyncio.current_task():
+            self._reopen_failed = False  # closed by this side: no request connects again
         await self.subscriptions.close()
         if self._connection is not None:
             await self._connection.aclose()
@@ -342,8 +353,10 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         return with_meta(self, params)
 
     def closed_for_good(self) -> bool:
-        """The connection is closed and no request can open another: only an HTTP session the server
-        ended is started again (see ``_live``); a server gone (memory, stdio, unreachable) stays gone."""
+        """The connection is closed and the server cannot be had now: a map gives up its remaining rows.
+        Only an HTTP session the server ended (404) is started again at once; an HTTP server that was
+        unreachable is tried again by the next request (see ``_live``); a server gone (memory, stdio) stays
+        gone, and so does a client closed by this side."""
         connection = self._connection
         if connection is None or not connection.closed:
             return False
@@ -354,22 +367,47 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         return not isinstance(connection.close_reason, SessionExpired)
 
     async def _live(self) -> Connection:
-        """The connection, after starting a new HTTP session if the server ended ours.
+        """The connection, after connecting again if the HTTP server ended our session or was unreachable.
 
         transports#session-management: a 404 for our session id means the server dropped it, and the
-        client MUST start a new one with a fresh initialize. Requests that were in flight have failed
-        (they may or may not have run); the next one goes to the new session.
+        client MUST start a new one with a fresh initialize. A server that refused the connection (down,
+        restarting) is connected to afresh by the next request: when it is back, calls work again; while
+        it is not, each request fails at once with why. Requests that were in flight have failed (they
+        may or may not have run). Requests that find the connection closed together wait for one new
+        connection, not one each.
         """
         connection = self.connection
         if not connection.closed or not isinstance(self._target, str):
             return connection
-        if self.closed_for_good():
-            return connection  # the request fails with the reason
-        self.trace.record("note", "the server ended the session (HTTP 404): starting a new one")
+        from ..transports.http_client import ServerUnreachable, SessionExpired
+
+        reason = connection.close_reason
+        if not (isinstance(reason, (SessionExpired, ServerUnreachable)) or self._reopen_failed):
+            return connection  # closed by this side, or for another reason: the request fails with it
+        reopening = self._reopening
+        if reopening is None or reopening.done():  # else another request is connecting: wait for it
+            reopening = self._reopening = asyncio.ensure_future(self._reopen(connection, reason))
+            reopening.add_done_callback(_retrieved)  # its failure is each waiter's, even with none left
+        await asyncio.shield(reopening)  # a caller cancelled leaves the new connection to the others
+        return self.connection
+
+    async def _reopen(self, connection: Connection, reason: BaseException | None) -> None:
+        from ..transports.http_client import SessionExpired
+
+        if isinstance(reason, SessionExpired):
+            self.trace.record("note", "the server ended the session (HTTP 404): starting a new one")
+        elif _unreachable(reason):
+            self.trace.record("note", f"the server was unreachable ({reason}): connecting again")
+        else:
+            self.trace.record("note", "the last attempt to connect again failed: connecting again")
         await connection.aclose()
         self._tools_stale = True
-        await self.connect()
-        return self.connection
+        try:
+            await self.connect()
+        except BaseException:
+            self._reopen_failed = True  # (connect closed the client) the next request tries again
+            raise
+        self._reopen_failed = False
 
     # ---- tools (the cache and the outputSchema checks: client_tools.py) ----------------------------------
     async def _all_pages(self, method: str, field: str) -> tuple[list[dict[str, Any]], float]:
@@ -534,3 +572,14 @@ def _default_name(target: object) -> str:
         return " ".join(str(part) for part in target)[:80]
     name = getattr(target, "name", None)
     return str(name) if name else type(target).__name__
+
+
+def _retrieved(task: asyncio.Future[None]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _unreachable(reason: BaseException | None) -> bool:
+    from ..transports.http_client import ServerUnreachable
+
+    return isinstance(reason, ServerUnreachable)

@@ -27,6 +27,7 @@ __all__ = [
     "TRANSPORT_ERROR",
     "ClientInbox",
     "ExchangeFailed",
+    "ServerUnreachable",
     "SessionExpired",
     "error_response",
     "exchange",
@@ -45,6 +46,11 @@ MAX_RETRY_AFTER = 10.0  # seconds of 429 ``Retry-After`` waits one message accep
 
 class SessionExpired(TransportClosed):
     """The server no longer knows our session (HTTP 404): start a new one with a fresh ``initialize``."""
+
+
+class ServerUnreachable(TransportClosed):
+    """Nothing accepted the connection (refused, no route): the server is down, perhaps restarting. The
+    connection is over; the client's next request connects again (``Client._live``)."""
 
 
 class ExchangeFailed(TransportClosed):

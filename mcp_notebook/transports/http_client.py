@@ -41,6 +41,7 @@ from ._http_common import (
     MAX_RETRY_AFTER,
     ClientInbox,
     ExchangeFailed,
+    ServerUnreachable,
     SessionExpired,
     error_response,
     exchange,
@@ -56,6 +57,7 @@ from .http_legacy import LegacySSEClientTransport
 
 __all__ = [
     "LegacySSEClientTransport",
+    "ServerUnreachable",
     "SessionExpired",
     "StreamableHTTPClientTransport",
 ]
@@ -305,7 +307,7 @@ class StreamableHTTPClientTransport:
     def _exchange_failed(self, exc: ExchangeFailed, request: Request) -> None:
         if exc.unreachable:
             # Nothing listens there (any more): the connection is over, not just this request.
-            self._inbox.fail(TransportClosed(f"{self._inbox.name}: {exc}"))
+            self._inbox.fail(ServerUnreachable(f"{self._inbox.name}: {exc}"))
         else:
             self._inbox.put(error_response(request.id, str(exc)))
 

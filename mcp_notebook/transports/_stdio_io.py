@@ -182,6 +182,10 @@ class Sink(Protocol):
 
     def received(self) -> None: ...  # a message came in (see PipeSink)
 
+    def backlog(self) -> int: ...  # bytes written but not yet taken by the reader (buffered, queued)
+
+    async def room(self, limit: int) -> None: ...  # wait until the backlog is below ``limit`` (or the end)
+
     async def aclose(self) -> None: ...
 
 
@@ -231,6 +235,15 @@ class PipeSink:
         if self._flow.lost.is_set():
             raise self._flow.error()
 
+    def backlog(self) -> int:
+        return self._transport.get_write_buffer_size() + self._size
+
+    async def room(self, limit: int) -> None:
+        # past the limit the transport is paused (its high-water mark is far lower): drain() returns once
+        # it resumed (below its low-water mark) or the pipe is gone
+        while self.backlog() > limit and self._flow.paused and not self._flow.lost.is_set():
+            await self._flow.drain()
+
     def flush(self) -> None:
         """Hand what is gathered to the transport now (the end of a turn; before closing the pipe)."""
         gathered = self._gathered
@@ -260,6 +273,15 @@ class StreamSink:
         async with self._lock:
             await self._writer.drain()
 
+    def backlog(self) -> int:
+        return self._writer.transport.get_write_buffer_size()
+
+    async def room(self, limit: int) -> None:
+        if self.backlog() > limit and not self._writer.is_closing():
+            with contextlib.suppress(OSError):  # a gone reader: the next write says so
+                async with self._lock:
+                    await self._writer.drain()  # returns below the transport's low-water mark
+
     async def aclose(self) -> None:
         self._writer.close()
         with contextlib.suppress(OSError, asyncio.TimeoutError):
@@ -276,6 +298,8 @@ class ThreadSink:
         self._queue: queue.SimpleQueue[tuple[bytes, asyncio.Future[None]] | None] = queue.SimpleQueue()
         self._finished = asyncio.Event()
         self._stopped = False
+        self._pending = 0  # bytes queued or being written
+        self._written = asyncio.Event()  # set when a queued message is written (or failed)
         threading.Thread(target=self._run, name="mcp-notebook stdout writer", daemon=True).start()
 
     def received(self) -> None:
@@ -304,7 +328,20 @@ class ThreadSink:
             raise BrokenPipeError(errno.EPIPE, "stdout is closed")
         future: asyncio.Future[None] = self._loop.create_future()
         self._queue.put((data, future))
-        await future
+        self._pending += len(data)
+        try:
+            await future
+        finally:
+            self._pending -= len(data)
+            self._written.set()
+
+    def backlog(self) -> int:
+        return self._pending
+
+    async def room(self, limit: int) -> None:
+        while self._pending > limit and not self._stopped and not self._finished.is_set():
+            self._written.clear()
+            await self._written.wait()
 
     async def aclose(self) -> None:
         if not self._stopped:

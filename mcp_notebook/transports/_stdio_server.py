@@ -32,6 +32,9 @@ from .base import TransportClosed
 __all__ = ["SERVER_MAX_LINE", "StdioServerTransport", "redirect_stdout_to_stderr"]
 
 SERVER_MAX_LINE = 64 << 20
+# Answers written but not yet read by the client past which the server reads no further request until the
+# client reads (a client that writes and never reads would otherwise make it keep every answer).
+MAX_BACKLOG = 16 << 20
 
 _protocol_stdout: int | None = None  # while redirect_stdout_to_stderr() runs: a descriptor on the real stdout
 
@@ -92,6 +95,10 @@ class StdioServerTransport:
     Every line is delivered, except blank ones. A line that cannot be a message (invalid UTF-8, over
     ``max_line_bytes``) is reported to ``on_invalid_line`` and delivered as a placeholder starting with ``<``,
     which never parses as JSON: the session answers it with a -32700 Parse error and keeps serving.
+
+    Bounded per client: once more than ``max_backlog_bytes`` of answers wait for the client to read them (a
+    client that writes requests and never reads), no further request is read until it reads; a client that
+    reads as it goes never meets the bound.
     """
 
     def __init__(
@@ -103,9 +110,13 @@ class StdioServerTransport:
         on_invalid_line: LineCallback | None = None,
         name: str = "stdio server",
         close_timeout: float = 2.0,
+        max_backlog_bytes: int = MAX_BACKLOG,
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
+        if max_backlog_bytes < 1:
+            raise ValueError("max_backlog_bytes must be positive")
+        self._max_backlog = max_backlog_bytes
         self._stdin, self._stdout = stdin, stdout
         self._max_line, self._on_invalid_line = max_line_bytes, on_invalid_line
         self._name, self._close_timeout = name, close_timeout
@@ -149,6 +160,8 @@ class StdioServerTransport:
         while True:
             if self._closed:
                 raise TransportClosed(f"{self._name}: the transport is closed")
+            if io.sink.backlog() > self._max_backlog:  # the client does not read: neither do we, for now
+                await io.sink.room(self._max_backlog)
             try:
                 item = await lines.next()
             except OSError as exc:

@@ -1,7 +1,7 @@
 """MCP Apps (the ``io.modelcontextprotocol/ui`` extension) in the notebook: a host for apps that servers
-offer (``host.py``, with its ES module front end: ``layer.js``, ``courier.js``, ``host.js``), the sandbox and
-CSP they run under (``sandbox.py``), and apps served from the notebook (``serve.py``; an anywidget as an app:
-``widget_app.py``).
+offer (``host.py``, with its ES module front end: ``layer.js``, ``courier.js``, ``guard.js``, ``host.js``),
+the sandbox and CSP they run under (``sandbox.py``), and apps served from the notebook (``serve.py``; an
+anywidget as an app: ``widget_app.py``).
 
 A tool names its app in ``_meta.ui.resourceUri`` (a ``ui://`` resource of type ``text/html;profile=mcp-app``);
 ``_meta.ui.visibility`` says who may call it: ``"model"`` (listed, callable from the notebook) and/or

@@ -17,33 +17,6 @@ const RESERVED = "ui/notifications/sandbox-"; // proxy <-> host only: never rela
 // proxy carries the app's own policy (from the kernel: _meta.ui.csp, deny by default): the view gets what
 // its server declared, and its frame may navigate only to a declared frameDomains origin.
 // (the document itself comes from the kernel: apps/proxy.html, in the proxy_html trait)
-// An app with _meta.ui.domain gets the kernel's loopback proxy origin (apps/origin.py) when JupyterLab is
-// itself on loopback; on the other loopback name, so that JupyterLab's cookies are not the view's.
-const LOOPBACK = { "127.0.0.1": "localhost", localhost: "127.0.0.1" };
-function proxyOrigin(address) {
-  const other = LOOPBACK[location.hostname];
-  const [port, token] = String(address || "").split("/");
-  if (!other || !/^\d+$/.test(port || "") || !token) return null;
-  return { origin: `http://${other}:${port}`, path: `/${token}/proxy` };
-}
-function guardDocument(origin, allow) {
-  const src = JSON.stringify(origin.src);
-  const at = JSON.stringify(origin.origin);
-  const permissions = JSON.stringify(allow || "");
-  return `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src ${origin.origin}; connect-src 'none'; form-action 'none'"><style>html,body{margin:0;padding:0;height:100%;overflow:hidden;background:transparent}iframe{border:0;width:100%;height:100%;display:block;background:transparent}</style></head><body><script>
-(() => {
-  const proxy = document.createElement("iframe");
-  proxy.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
-  if (${permissions}) proxy.setAttribute("allow", ${permissions});
-  proxy.src = ${src};
-  addEventListener("message", (event) => {
-    if (event.source === parent) proxy.contentWindow && proxy.contentWindow.postMessage(event.data, ${at});
-    else if (event.source === proxy.contentWindow && event.origin === ${at}) parent.postMessage(event.data, "*");
-  });
-  document.body.append(proxy);
-})();
-<\/script></body></html>`;
-}
 const MIN_HEIGHT = 24;
 const MODES = ["inline", "fullscreen", "pip"];
 const MODE_STYLE = {

@@ -54,6 +54,7 @@ from .modern_client import (
     remembered_era,
     with_meta,
 )
+from .shared_run import SharedRun
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -134,7 +135,8 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         self._session: Session | None = None
         self._connection: Connection | None = None
         self._server_task: asyncio.Task[None] | None = None
-        self._reopening: asyncio.Future[None] | None = None  # the new connection requests wait for (_live)
+        self._reopening = SharedRun()  # the new connection requests that find ours closed wait for (_live)
+        self._listing = SharedRun()  # the tools listing calls that need one wait for (client_tools)
         self._reopen_failed = False  # the last new connection failed (say, a 503 while starting): try again
         self._tools: dict[str, dict[str, Any]] = {}
         # tool -> (its listed outputSchema, its check): schema_check's cache key is a json.dumps per call
@@ -250,7 +252,7 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
                     await self.subscriptions.refresh()
                 return self
             gone = connection.close_reason if connection.closed else None
-            if gone is not None and _unreachable(gone):
+            if gone is not None and self._reconnects(gone) == "unreachable":
                 raise gone  # nothing listens there: not a verdict on its era
             if self.era == "modern":
                 raise RemoteProtocolError(f"the server does not speak 2026-07-28: {verdict.reason}")
@@ -272,7 +274,7 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         await self.connection.notify("notifications/initialized")
 
     async def aclose(self) -> None:
-        reopening = self._reopening
+        reopening = self._reopening.running
         if reopening is not None and not reopening.done() and reopening is not asyncio.current_task():
             reopening.cancel()  # closed while a request was connecting again: no connection after close
             await asyncio.gather(reopening, return_exceptions=True)
@@ -360,11 +362,7 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         connection = self._connection
         if connection is None or not connection.closed:
             return False
-        if not isinstance(self._target, str):
-            return True
-        from ..transports.http_client import SessionExpired
-
-        return not isinstance(connection.close_reason, SessionExpired)
+        return self._reconnects(connection.close_reason) != "expired"
 
     async def _live(self) -> Connection:
         """The connection, after connecting again if the HTTP server ended our session or was unreachable.
@@ -379,24 +377,29 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         connection = self.connection
         if not connection.closed or not isinstance(self._target, str):
             return connection
-        from ..transports.http_client import ServerUnreachable, SessionExpired
-
         reason = connection.close_reason
-        if not (isinstance(reason, (SessionExpired, ServerUnreachable)) or self._reopen_failed):
+        if self._reconnects(reason) is None and not self._reopen_failed:
             return connection  # closed by this side, or for another reason: the request fails with it
-        reopening = self._reopening
-        if reopening is None or reopening.done():  # else another request is connecting: wait for it
-            reopening = self._reopening = asyncio.ensure_future(self._reopen(connection, reason))
-            reopening.add_done_callback(_retrieved)  # its failure is each waiter's, even with none left
-        await asyncio.shield(reopening)  # a caller cancelled leaves the new connection to the others
+        await self._reopening.join(lambda: self._reopen(connection, reason))  # or the one under way
         return self.connection
 
-    async def _reopen(self, connection: Connection, reason: BaseException | None) -> None:
-        from ..transports.http_client import SessionExpired
+    def _reconnects(self, reason: BaseException | None) -> str | None:
+        """Why the next request may connect again after ``reason`` closed the connection: "expired" (the
+        HTTP server ended our session: 404), "unreachable" (nothing accepted the connection); None: it may
+        not (not HTTP, or closed by this side or for another reason)."""
+        if not isinstance(self._target, str) or reason is None:
+            return None
+        from ..transports.http_client import ServerUnreachable, SessionExpired  # aiohttp: HTTP clients only
 
         if isinstance(reason, SessionExpired):
+            return "expired"
+        return "unreachable" if isinstance(reason, ServerUnreachable) else None
+
+    async def _reopen(self, connection: Connection, reason: BaseException | None) -> None:
+        kind = self._reconnects(reason)
+        if kind == "expired":
             self.trace.record("note", "the server ended the session (HTTP 404): starting a new one")
-        elif _unreachable(reason):
+        elif kind == "unreachable":
             self.trace.record("note", f"the server was unreachable ({reason}): connecting again")
         else:
             self.trace.record("note", "the last attempt to connect again failed: connecting again")
@@ -572,14 +575,3 @@ def _default_name(target: object) -> str:
         return " ".join(str(part) for part in target)[:80]
     name = getattr(target, "name", None)
     return str(name) if name else type(target).__name__
-
-
-def _retrieved(task: asyncio.Future[None]) -> None:
-    if not task.cancelled():
-        task.exception()
-
-
-def _unreachable(reason: BaseException | None) -> bool:
-    from ..transports.http_client import ServerUnreachable
-
-    return isinstance(reason, ServerUnreachable)

@@ -8,7 +8,6 @@ is checked against its listed ``outputSchema``, compiled once per listing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -20,6 +19,7 @@ from ..protocol.session import has_capability
 from ..protocol.shapes import tool_problem
 from ..tools.validation import SchemaCheck, schema_check
 from ..transports.base import NeedsToolDefinitions
+from .shared_run import SharedRun
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -42,7 +42,7 @@ class ToolsCache:
     _tools_deadline: float | None
     # (a tool's name, the listing it was missing from): that listing is not asked again for it
     _missing: tuple[str, dict[str, dict[str, Any]]] | None = None
-    _listing: asyncio.Future[None] | None = None  # the refresh's listing in flight: later callers wait for it
+    _listing: SharedRun  # the refresh's listing in flight: later callers wait for it (set by Client)
 
     if TYPE_CHECKING:  # provided by Client
         name: str
@@ -119,11 +119,7 @@ class ToolsCache:
             or self._tools_expired()
         )
         if (self._tools_stale or missing) and has_capability(self.server_capabilities, ("tools",)):
-            listing = self._listing
-            if listing is None or listing.done():
-                listing = self._listing = asyncio.ensure_future(self._list_quietly())
-                listing.add_done_callback(_retrieved)
-            await asyncio.shield(listing)  # a caller cancelled leaves it to the others
+            await self._listing.join(self._list_quietly)  # a listing in flight is shared, not sent again
             self._tools_stale = False  # even when listing failed: do not retry on every call
             self._missing = (name, self._tools) if name not in self._tools else None
 
@@ -166,9 +162,3 @@ class ToolsCache:
 
     def _forget_tools(self) -> None:
         self._tools_stale = True
-
-
-def _retrieved(listing: asyncio.Future[None]) -> None:
-    """Its failure is each waiting caller's: not logged as never retrieved when all of them were cancelled."""
-    if not listing.cancelled():
-        listing.exception()

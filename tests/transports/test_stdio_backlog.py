@@ -44,10 +44,12 @@ def _drain_in_thread(fd: int) -> tuple[threading.Thread, list[bytes]]:
     return thread, chunks
 
 
-async def _answer_until_blocked(transport: StdioServerTransport) -> tuple[list[asyncio.Task[None]], int]:
+async def _answer_until_blocked(
+    transport: StdioServerTransport,
+) -> tuple[list[asyncio.Future[None]], asyncio.Future[str], int]:
     """Receive requests and answer each (in the background: an answer waits while the pipe is full) until
     receive() is held: the answers' backlog is past the bound."""
-    sends: list[asyncio.Task[None]] = []
+    sends: list[asyncio.Future[None]] = []
     sink = (await transport._ready()).sink
     for count in range(40):
         receiving = asyncio.ensure_future(transport.receive())
@@ -60,8 +62,7 @@ async def _answer_until_blocked(transport: StdioServerTransport) -> tuple[list[a
             # the backlog is past the bound and the request is not read: held until the client reads
             done, _ = await asyncio.wait({receiving}, timeout=0.3)
             assert not done, "a request was read with the answers' backlog past the bound"
-            sends.append(receiving)  # type: ignore[arg-type]  # finished by the caller once it reads
-            return sends, count
+            return sends, receiving, count  # the held request: read once the client reads
         request = json.loads(receiving.result())
         answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"text": ANSWER}}
         sends.append(asyncio.ensure_future(transport.send(json.dumps(answer))))
@@ -84,11 +85,10 @@ async def test_the_server_stops_reading_while_the_client_does_not_read(stdout_ki
         transport_, _ = await loop.connect_write_pipe(lambda: protocol, os.fdopen(write_end, "wb"))
         stdout = asyncio.StreamWriter(transport_, protocol, None, loop)  # a StreamWriter: StreamSink
     transport = StdioServerTransport(_requests(40), stdout, max_backlog_bytes=LIMIT)
-    tasks, answered = await _answer_until_blocked(transport)
+    tasks, held, answered = await _answer_until_blocked(transport)
     assert answered < 10  # held after about LIMIT of answers, not 40 requests later
     thread, chunks = _drain_in_thread(read_end)
     thread.start()  # the client reads: the held request is read, the answers go out
-    held = tasks.pop()
     request = json.loads(await asyncio.wait_for(held, WAIT))
     assert request["id"] == answered
     await asyncio.wait_for(asyncio.gather(*tasks), WAIT)

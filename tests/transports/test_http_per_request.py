@@ -26,7 +26,13 @@ from mcp_notebook import Client, Context, Server
 from mcp_notebook.protocol import era, modern
 from mcp_notebook.protocol.errors import ConnectionClosedError, RequestTimeoutError
 from mcp_notebook.protocol.header_params import header_params
-from mcp_notebook.transports import _http_common, _http_modern, _http_sessions, http_client, http_server
+from mcp_notebook.transports import (
+    _http_common,
+    _http_modern,
+    _http_sessions,
+    _http_streams,
+    http_client,
+)
 from mcp_notebook.transports.base import INLINE, Peer, Transport, wait_event
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 
@@ -303,7 +309,7 @@ async def test_a_server_walks_a_tools_schema_once_and_waits_with_no_timer_per_po
 
     monkeypatch.setattr(_http_modern, "header_params", counted)
     monkeypatch.setattr(modern, "header_params", counted)
-    monkeypatch.setattr(http_server, "wait_event", counted_wait)
+    monkeypatch.setattr(_http_streams, "wait_event", counted_wait)
     http = StreamableHTTPServer(make_server())
     url = await http.start("127.0.0.1", 0)
     try:

@@ -236,12 +236,17 @@ class Subscription:
         memory: ``notifications/cancelled`` with the listen id)."""
         self._closing = True
         task = self.task
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), timeout=5)
-        if self.id is not None:
-            self._owner._by_id.pop(self.id, None)
+        try:
+            if task is not None and not task.done():
+                task.cancel()
+                # asyncio.wait: a cancel of whoever closes propagates. wait_for(shield(task)) under
+                # suppress(CancelledError) swallowed it: a task call cancelled as it re-listened ran on.
+                await asyncio.wait({task}, timeout=5)
+                if task.done() and not task.cancelled():
+                    task.exception()  # retrieved: run() reports its own failures
+        finally:
+            if self.id is not None:
+                self._owner._by_id.pop(self.id, None)
 
 
 class Subscriptions:
@@ -356,11 +361,16 @@ class Subscriptions:
                     await old.close()
                 return None
             sub = Subscription(self, wanted)
-            sub.task = asyncio.get_running_loop().create_task(
+            sub.task = listening = asyncio.get_running_loop().create_task(
                 sub.run(), name=f"{self.client.name} subscriptions/listen"
             )
-            if not await wait_event(sub.acknowledged, self.client.timeout):
-                sub.error = TimeoutError("no acknowledgement of subscriptions/listen in time")
+            try:
+                if not await wait_event(sub.acknowledged, self.client.timeout):
+                    sub.error = TimeoutError("no acknowledgement of subscriptions/listen in time")
+            except asyncio.CancelledError:  # whoever asked is gone: the new stream must not listen on
+                sub._closing = True
+                listening.cancel()
+                raise
             if self._closed:  # closed meanwhile: its failure (the connection closed) is no news
                 await sub.close()
                 return None

@@ -21,6 +21,7 @@ from mcp_notebook.engine.client_tasks import TaskCancelledError
 from mcp_notebook.protocol import tasks as wire
 from mcp_notebook.protocol.errors import JSONRPCError, LocalProtocolError
 from mcp_notebook.transports.http_server import StreamableHTTPServer
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.timeout(60)
 WAIT = 20.0
@@ -344,3 +345,46 @@ async def test_tasks_are_bound_to_the_principal(era: str) -> None:
         assert (await client.get_task(task_id))["status"] == "completed"
         if era == "legacy":
             assert [t["taskId"] for t in await client.list_tasks()] == [task_id]
+
+
+def _listens(client: Client) -> list[asyncio.Task[Any]]:
+    name = f"{client.name} subscriptions/listen"
+    return [t for t in asyncio.all_tasks() if t.get_name() == name and not t.done()]
+
+
+@pytest.mark.parametrize("moment", ["the old stream closes", "the new stream is acknowledged"])
+async def test_a_cancel_as_the_call_listens_for_its_task_is_not_lost(moment: str) -> None:
+    """2026: a task call re-listens with its task in the filter (``taskIds``): the new stream, its
+    acknowledgement awaited, then the old one closed. A cancel during that close was swallowed (the close
+    suppressed CancelledError): the call ran on, no ``tasks/cancel`` (the notebook's Cancel then waited for
+    it in vain, tests/notebook/test_notebook_tasks.py). A cancel while awaiting the acknowledgement left
+    the new stream listening beside the old one."""
+    async with connected("modern", "memory") as client:
+        seen: list[dict[str, Any]] = []
+        call = asyncio.ensure_future(client.call_tool("wait_for_cancel", on_task=seen.append))
+
+        def cancel_at_the_moment(entry: Any) -> None:
+            message = entry.message
+            if entry.direction != "out" or call.done():
+                return
+            if moment == "the old stream closes":
+                hit = message.get("method") == "notifications/cancelled"
+            else:
+                hit = "taskIds" in (message.get("params") or {}).get("notifications", {})
+            if hit:
+                call.cancel()
+
+        client.trace.listen(cancel_at_the_moment)
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(call, WAIT)  # swallowed: the call ran on and this timed out
+        client.trace.unlisten(cancel_at_the_moment)
+        sent = [e.message.get("method") for e in client.trace if e.direction == "out"]
+        assert "tasks/cancel" in sent
+        assert (await client.get_task(seen[0]["taskId"]))["status"] == "cancelled"
+        current = client.subscriptions.current
+        assert current is not None
+
+        async def one_stream() -> bool:
+            return _listens(client) == [current.task]
+
+        await wait_until_async(one_stream, "one listen stream left", WAIT)

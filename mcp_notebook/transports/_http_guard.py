@@ -90,7 +90,7 @@ class Guard:
         self.allowed_hosts.add(bare(name))
         self._host_verdicts.clear()
 
-    def check(self, request: web.Request) -> web.Response | None:
+    def check(self, request: web.BaseRequest) -> web.Response | None:
         """None when the request may proceed (its credential's name is then ``credential(request)``)."""
         if "*" not in self.allowed_hosts:
             host = request.headers.get("Host", "")
@@ -131,7 +131,7 @@ class Guard:
             )
         return None
 
-    def identity(self, request: web.Request) -> str | None:
+    def identity(self, request: web.BaseRequest) -> str | None:
         """Who the token says the caller is: ``"token:NAME"``, ``"token"`` (the unnamed token), or None
         when no token is required (the caller is then its connection)."""
         found = self._identify(request)
@@ -143,12 +143,12 @@ class Guard:
         left, when = self._failures.get(address, (float(self.failure_burst), 0.0))
         return min(float(self.failure_burst), left + (time.monotonic() - when) * self.failure_rate)
 
-    def credential(self, request: web.Request) -> str | None:
+    def credential(self, request: web.BaseRequest) -> str | None:
         """The name of the token ``request`` carries (None: the unnamed token, or none is required)."""
         found = self._identify(request)
         return found[0] if found is not None else None
 
-    def _identify(self, request: web.Request) -> tuple[str | None] | None:
+    def _identify(self, request: web.BaseRequest) -> tuple[str | None] | None:
         if not self._secrets:
             return None  # no token is required: nobody is identified by one
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
@@ -185,7 +185,7 @@ class Guard:
         )
 
 
-def accepts(request: web.Request, *types: str) -> bool:
+def accepts(request: web.BaseRequest, *types: str) -> bool:
     """Whether the request's ``Accept`` header takes every one of ``types`` (``*/*`` and ``type/*`` count)."""
     return _accepted(request.headers.get("Accept", ""), types)
 

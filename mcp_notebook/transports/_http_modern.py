@@ -48,13 +48,13 @@ class ModernPosts:
         _header_schemas: dict[int, tuple[dict[str, Any], bool]]
         _peers: dict[tuple[str | None, str | None], Peer]
 
-        def _session(self, session_id: str, request: web.Request, client: str = "") -> _Session: ...
+        def _session(self, session_id: str, request: web.BaseRequest, client: str = "") -> _Session: ...
 
         async def _run_session(self, session: _Session) -> None: ...
 
         async def _stream(
             self,
-            request: web.Request,
+            request: web.BaseRequest,
             session: _Session,
             stream: _Stream,
             after: int,
@@ -64,7 +64,7 @@ class ModernPosts:
         ) -> web.StreamResponse: ...
 
     def _is_modern(
-        self, request: web.Request, message: Request | Notification | Response | ErrorResponse
+        self, request: web.BaseRequest, message: Request | Notification | Response | ErrorResponse
     ) -> bool:
         """No session id, and modern ``_meta`` or a modern MCP-Protocol-Version (versioning#dual-era)."""
         if request.headers.get("Mcp-Session-Id") or not isinstance(message, Request | Notification):
@@ -74,7 +74,7 @@ class ModernPosts:
         )
 
     async def _post_modern(
-        self, request: web.Request, message: Request | Notification, text: Wire
+        self, request: web.BaseRequest, message: Request | Notification, text: Wire
     ) -> web.StreamResponse:
         """Serve one modern request on a short-lived engine of its own: nothing outlives the response.
 
@@ -116,7 +116,7 @@ class ModernPosts:
             session.terminate("the request ended")
 
     async def _modern_response(
-        self, request: web.Request, session: _Session, stream: _Stream
+        self, request: web.BaseRequest, session: _Session, stream: _Stream
     ) -> web.StreamResponse:
         if not await self._first.wait(request, stream) or stream.abandoned:
             return web.Response(status=202)  # the client left: its request is cancelled
@@ -125,7 +125,7 @@ class ModernPosts:
         return await self._stream(request, session, stream, -1, {}, watch=True)
 
     async def _post_inline(
-        self, request: web.Request, session: _Session, stream: _Stream, text: str, peer: Peer
+        self, request: web.BaseRequest, session: _Session, stream: _Stream, text: str, peer: Peer
     ) -> web.StreamResponse:
         """A modern request whose handler runs in this POST's own task: no handler task, no wait for its
         first event. Whatever it sends before its answer is streamed live (SSE) by a task started then; a
@@ -172,7 +172,7 @@ class ModernPosts:
             peer = self._peers[key] = Peer("http", None, credential, identity, lasting=False)
         return peer
 
-    def _check_param_headers(self, request: web.Request, message: Request) -> None:
+    def _check_param_headers(self, request: web.BaseRequest, message: Request) -> None:
         """``Mcp-Param-*`` headers against the called tool's ``x-mcp-header`` parameters (SEP-2243)."""
         params = message.params or {}
         if message.method != "tools/call":

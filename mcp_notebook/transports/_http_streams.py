@@ -39,11 +39,11 @@ class SSEStreams:
         sse_poll_seconds: float
         keepalive: float | None
 
-        def _who(self, request: web.Request) -> str | None: ...
+        def _who(self, request: web.BaseRequest) -> str | None: ...
 
     async def _stream(
         self,
-        request: web.Request,
+        request: web.BaseRequest,
         session: _Session,
         stream: _Stream,
         after: int,
@@ -71,7 +71,7 @@ class SSEStreams:
 
     async def _stream_held(
         self,
-        request: web.Request,
+        request: web.BaseRequest,
         session: _Session,
         stream: _Stream,
         after: int,
@@ -105,7 +105,7 @@ class SSEStreams:
         writer: _Writer,
         after: int,
         deadline: float | None,
-        watch: web.Request | None = None,
+        watch: web.BaseRequest | None = None,
     ) -> None:
         loop = asyncio.get_running_loop()
         last = after
@@ -144,7 +144,7 @@ class SSEStreams:
                     await response.write(encode_comment())  # keeps proxies open and finds dead clients
 
 
-def _gone(request: web.Request) -> bool:
+def _gone(request: web.BaseRequest) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
 

@@ -43,9 +43,10 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
+from typing import TypeVar
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
+from aiohttp.typedefs import Handler, Middleware
 
 from ..protocol.jsonrpc import ErrorResponse, serialize
 
@@ -56,6 +57,7 @@ __all__ = [
     "client_key",
     "rate_limit_middleware",
     "rate_limit_response",
+    "within_limit",
 ]
 
 TOO_MANY_REQUESTS = -32029  # JSON-RPC error code in the 429 body (implementation-defined range)
@@ -175,7 +177,7 @@ class RateLimiter:
         self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < full}
 
 
-def client_key(request: web.Request, sessions: Container[str] = ()) -> str:
+def client_key(request: web.BaseRequest, sessions: Container[str] = ()) -> str:
     """Who is asking: a live MCP session, else (a digest of) the bearer credential, else the address.
 
     Stateless (2026-07-28) clients have no session: with a token each is its own client, not one of everyone
@@ -195,23 +197,34 @@ def rate_limit_response(wait: float) -> web.Response:
     return web.Response(status=429, text=body, content_type="application/json", headers=headers)
 
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+R = TypeVar("R", bound=web.BaseRequest)  # a request: aiohttp's low-level one, or an Application's
 
 
-def rate_limit_middleware(limiter: RateLimiter, key: Callable[[web.Request], str] = client_key) -> Middleware:
-    """An aiohttp middleware answering 429 (with ``Retry-After``) once a client past its allowance
-    of requests in flight has an empty bucket. A request is in flight until its response (a stream too)
-    ends."""
+async def within_limit(
+    limiter: RateLimiter,
+    key: Callable[[R], str],
+    request: R,
+    handler: Callable[[R], Awaitable[web.StreamResponse]],
+) -> web.StreamResponse:
+    """``handler(request)``, or 429 (with ``Retry-After``) once the client, past its allowance of requests
+    in flight, has an empty bucket. A request is in flight until its response (a stream too) ends."""
+    client, address = key(request), str(request.remote)
+    wait = limiter.admit(client, address)
+    if wait > 0:
+        return rate_limit_response(wait)
+    try:
+        return await handler(request)
+    finally:
+        limiter.release(client, address)
+
+
+def rate_limit_middleware(
+    limiter: RateLimiter, key: Callable[[web.BaseRequest], str] = client_key
+) -> Middleware:
+    """:func:`within_limit` as an aiohttp middleware."""
 
     @web.middleware
     async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-        client, address = key(request), str(request.remote)
-        wait = limiter.admit(client, address)
-        if wait > 0:
-            return rate_limit_response(wait)
-        try:
-            return await handler(request)
-        finally:
-            limiter.release(client, address)
+        return await within_limit(limiter, key, request, handler)
 
     return limit

@@ -31,10 +31,14 @@ import secrets
 import socket
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Middleware
+from aiohttp.web_protocol import RequestHandler
 
 from mcp_notebook.protocol.errors import (
     INTERNAL_ERROR,
@@ -58,7 +62,7 @@ from ._http_modern import ModernPosts
 from ._http_sessions import FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream
 from ._http_streams import _WATCH_SECONDS, SSEStreams, _gone
 from .base import INLINE, Peer, Serves, ServesOne
-from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware
+from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware, within_limit
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "HTTPLimits", "HTTPSessionTransport", "StreamableHTTPServer"]
 
@@ -136,7 +140,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         # ... and its handler runs in the POST's own task when the server can (Server.serve_inline)
         self._serve_inline = getattr(server, "serve_inline", None) if INLINE else None
         self._requests = 0  # 2026-07-28 POSTs so far: their (log-only) ids
-        self._runner: web.AppRunner | None = None
+        self._runner: web.BaseRunner | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._first = FirstActivity(_gone, _WATCH_SECONDS)  # POSTs waiting for their first message
         self._watcher: asyncio.Task[None] | None = None
@@ -157,22 +161,21 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         the port with other processes (SO_REUSEPORT; ``mcp-notebook serve --workers``)."""
         if self._runner is not None:
             raise RuntimeError("the server is already started")
-        middlewares = list(self.middlewares)
-        if self.limiter is not None:  # keyed by MCP session where there is one (looked up per request);
-            sessions = self.sessions  # outermost, so it also bounds credential guessing
-            middlewares.insert(0, rate_limit_middleware(self.limiter, lambda r: client_key(r, sessions)))
-        app = web.Application(client_max_size=self.limits.max_body_size, middlewares=middlewares)
-        app.router.add_route("*", self.path, self._handle)
         # keepalive_timeout bounds how long a connection may sit without a complete request head (aiohttp
         # closes it when its handler still waits for one): slow-headers clients do not hold the server.
         # By cleanup time our sessions and streams have ended: only requests racing the shutdown remain.
-        runner = web.AppRunner(
-            app,
-            handle_signals=False,
-            access_log=None,
-            shutdown_timeout=_DRAIN_SECONDS,
-            keepalive_timeout=self.limits.header_timeout,
-        )
+        options: dict[str, Any] = {"access_log": None, "keepalive_timeout": self.limits.header_timeout}
+        runner: web.BaseRunner
+        if self.middlewares or self.identify is not None:  # an Application: the rate limit, then theirs
+            middlewares: list[Middleware] = list(self.middlewares)
+            if self.limiter is not None:  # (it also bounds credential guessing)
+                middlewares.insert(0, rate_limit_middleware(self.limiter, self._client_key))
+            app = web.Application(client_max_size=self.limits.max_body_size, middlewares=middlewares)
+            app.router.add_route("*", self.path, self._handle)
+            runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=_DRAIN_SECONDS, **options)
+        else:  # one path, no middleware: aiohttp's low-level server calls _entry, which does the same
+            server = web.Server(self._entry, request_factory=self._make_request, **options)
+            runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=_DRAIN_SECONDS)
         await runner.setup()
         sock: socket.socket | None = None
         try:
@@ -243,12 +246,44 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
             self.sessions.expire(asyncio.get_running_loop().time())
 
-    def _who(self, request: web.Request) -> str | None:
+    def _make_request(
+        self,
+        message: RawRequestMessage,
+        payload: StreamReader,
+        protocol: RequestHandler,
+        writer: AbstractStreamWriter,
+        task: asyncio.Task[None],
+    ) -> web.BaseRequest:
+        """A request whose body is bounded by ``max_body_size`` (request.read() raises past it)."""
+        loop = asyncio.get_running_loop()
+        size = self.limits.max_body_size
+        return web.BaseRequest(message, payload, protocol, writer, task, loop, client_max_size=size)
+
+    async def _entry(self, request: web.BaseRequest) -> web.StreamResponse:
+        """Every request when no aiohttp middleware is given, as an Application would route it: an
+        ``Expect`` answered first, then the rate limit (keyed by MCP session where there is one), then our
+        one path (any other: 404)."""
+        if request.headers.get("Expect"):
+            await _expect(request)
+        if self.limiter is None:
+            return await self._route(request)
+        return await within_limit(self.limiter, self._client_key, request, self._route)
+
+    async def _route(self, request: web.BaseRequest) -> web.StreamResponse:
+        if request.rel_url.path_safe != self.path:
+            raise web.HTTPNotFound()
+        return await self._handle(request)
+
+    def _client_key(self, request: web.BaseRequest) -> str:
+        return client_key(request, self.sessions)
+
+    def _who(self, request: web.BaseRequest) -> str | None:
         """The request's identity: the OAuth token's subject and client, a token's name, or None."""
-        found = self.identify(request) if self.identify is not None else None
+        # (with identify an Application serves: its requests are web.Request)
+        found = self.identify(cast(web.Request, request)) if self.identify is not None else None
         return found if found is not None else self.guard.identity(request)
 
-    def _session(self, session_id: str, request: web.Request, client: str = "") -> _Session:
+    def _session(self, session_id: str, request: web.BaseRequest, client: str = "") -> _Session:
         return _Session(
             session_id,
             replay_events=self.replay_events,
@@ -279,7 +314,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             session.terminate("the MCP session ended")
 
     # ---- request handling --------------------------------------------------------------------------------
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         refusal = self.guard.check(request)
         if refusal is not None:
             return refusal
@@ -291,7 +326,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return self._delete(request)
         return _error(405, "Method not allowed", headers={"Allow": "GET, POST, DELETE"})
 
-    def _session_for(self, request: web.Request) -> _Session | web.Response:
+    def _session_for(self, request: web.BaseRequest) -> _Session | web.Response:
         session_id = request.headers.get("Mcp-Session-Id")
         if not session_id:
             return _error(400, "Bad Request: missing Mcp-Session-Id header")
@@ -308,7 +343,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         session.touch()
         return session
 
-    async def _read_body(self, request: web.Request) -> str | web.Response:
+    async def _read_body(self, request: web.BaseRequest) -> str | web.Response:
         limit = self.limits.max_body_size
         if request.content_length is not None and request.content_length > limit:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")
@@ -326,7 +361,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         except UnicodeDecodeError:
             return _error(400, "Parse error: the body is not UTF-8", code=PARSE_ERROR)
 
-    async def _post(self, request: web.Request) -> web.StreamResponse:
+    async def _post(self, request: web.BaseRequest) -> web.StreamResponse:
         if request.content_type != "application/json":
             return _error(415, "Unsupported Media Type: Content-Type must be application/json")
         if not accepts(request, "application/json", "text/event-stream"):
@@ -369,7 +404,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         session.inbox.put_nowait(text)
         return await self._answer(request, session, stream)
 
-    async def _post_batch(self, request: web.Request, text: str) -> web.StreamResponse:
+    async def _post_batch(self, request: web.BaseRequest, text: str) -> web.StreamResponse:
         """A JSON-RPC batch: only in a 2025-03-26 session, which has them (basic#batching); later versions
         require a single message per POST. The engine answers the batch with one array."""
         found = self._session_for(request)
@@ -394,7 +429,9 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         session.inbox.put_nowait(text)
         return await self._answer(request, session, stream)
 
-    async def _answer(self, request: web.Request, session: _Session, stream: _Stream) -> web.StreamResponse:
+    async def _answer(
+        self, request: web.BaseRequest, session: _Session, stream: _Stream
+    ) -> web.StreamResponse:
         """The HTTP response to a POSTed request (or batch): one JSON body, or its SSE stream."""
         headers = {"Mcp-Session-Id": session.id}
         if stream.json_mode:
@@ -414,7 +451,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
                 return web.Response(text=stream.answer, content_type="application/json", headers=headers)
         return await self._stream(request, session, stream, -1, headers)
 
-    def _new_session(self, request: web.Request, client: str) -> _Session:
+    def _new_session(self, request: web.BaseRequest, client: str) -> _Session:
         session = self._session(secrets.token_urlsafe(32), request, client)
         self.sessions[session.id] = session
         session.task = asyncio.get_running_loop().create_task(
@@ -422,7 +459,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         )
         return session
 
-    async def _get(self, request: web.Request) -> web.StreamResponse:
+    async def _get(self, request: web.BaseRequest) -> web.StreamResponse:
         if not accepts(request, "text/event-stream"):
             return _error(406, "Not Acceptable: Accept must include text/event-stream")
         found = self._session_for(request)
@@ -441,9 +478,20 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             stream, after = session.standalone, session.standalone.delivered
         return await self._stream(request, session, stream, after, {"Mcp-Session-Id": session.id})
 
-    def _delete(self, request: web.Request) -> web.Response:
+    def _delete(self, request: web.BaseRequest) -> web.Response:
         found = self._session_for(request)
         if isinstance(found, web.Response):
             return found
         found.terminate("the client ended the session (DELETE)")
         return web.Response(status=200)
+
+
+async def _expect(request: web.BaseRequest) -> None:
+    """What aiohttp's router does with ``Expect`` (its default expect handler): ``100-continue`` is answered
+    at once (curl sends it with bodies over 1 KB and waits for it); any other expectation, 417."""
+    if request.version == HttpVersion11:
+        expect = request.headers.get("Expect", "")
+        if expect.lower() != "100-continue":
+            raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the response's own size starts after it

@@ -13,7 +13,6 @@ import io
 import os
 import queue
 import sys
-import textwrap
 import time
 import wave
 from collections.abc import Iterator
@@ -24,22 +23,10 @@ import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
+from tests.stdio_demo import stdio_demo
+
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
-
-STDIO_SERVER = textwrap.dedent(
-    """
-    from mcp_notebook import Server
-    server = Server("stdio-demo")
-
-    @server.tool
-    def hello(name: str) -> str:
-        '''Say hello.'''
-        return f"hello {name}"
-
-    server.run_stdio()
-    """
-)
 
 
 class Kernel:
@@ -208,8 +195,7 @@ def test_every_content_type_renders(kernel_factory: Any) -> None:
 def test_stdio_server_with_approval_clicked_while_the_cell_awaits(
     kernel_factory: Any, tmp_path: Path
 ) -> None:
-    script = tmp_path / "stdio_server.py"
-    script.write_text(STDIO_SERVER)
+    script = stdio_demo(tmp_path)
     k = kernel_factory()
     k.run("%load_ext mcp_notebook")
     connected = k.run(f"%mcp connect demo -- {sys.executable} {script}")
@@ -241,8 +227,7 @@ def test_stdio_server_with_approval_clicked_while_the_cell_awaits(
 
 
 def test_headless_kernel_decides_by_policy(kernel_factory: Any, tmp_path: Path) -> None:
-    script = tmp_path / "stdio_server.py"
-    script.write_text(STDIO_SERVER)
+    script = stdio_demo(tmp_path)
     k = kernel_factory(MCP_NOTEBOOK_HEADLESS="1", MCP_NOTEBOOK_HEADLESS_POLICY="allow")
     k.run("%load_ext mcp_notebook")
     k.run(f"%mcp connect demo -- {sys.executable} {script}")

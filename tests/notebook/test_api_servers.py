@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from mcp_notebook import Client, Server
 from mcp_notebook.notebook.api import NotebookError, NotebookMCP
 from tests.notebook.ipyshell import WAIT, add_tools, api, remote_server
+from tests.stdio_demo import stdio_demo
 
 # --------------------------------------------------------------------------- resources, prompts, servers
 
@@ -84,26 +84,11 @@ async def test_list_changed_reaches_a_connected_client(shell: Any) -> None:
 # -------------------------------------------------------------------------------------------- stdio
 
 
-STDIO_SERVER = textwrap.dedent(
-    """
-    from mcp_notebook import Server
-    server = Server("stdio-demo")
-
-    @server.tool
-    def hello(name: str) -> str:
-        return f"hello {name}"
-
-    server.run_stdio()
-    """
-)
-
-
 def test_connect_a_stdio_server_subprocess(
     shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MCP_NOTEBOOK_HEADLESS_POLICY", "allow")
-    script = tmp_path / "server.py"
-    script.write_text(STDIO_SERVER)
+    script = stdio_demo(tmp_path)
     mcp = api(shell)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     mcp.connect("demo", [sys.executable, str(script)], env=env)

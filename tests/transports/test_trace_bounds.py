@@ -38,3 +38,35 @@ def test_a_long_message_is_kept_as_its_head() -> None:
     assert isinstance(entry, TraceEntry) and entry.elided == 50 and entry.raw == "y" * 50  # head: 1024
     trace.record("out", "y" * 5000)
     assert list(trace)[-1].raw == "y" * 1024 and trace._chars == 50 + 1024
+
+
+def test_entries_read_and_told_are_trace_entries_with_the_whole_message_told() -> None:
+    """The trace keeps plain tuples and makes the entries when read: the same fields either way; a
+    listener gets every message whole, also one the trace keeps only the head of."""
+    trace = Trace(max_entry_chars=10)
+    told: list[TraceEntry] = []
+
+    class View:
+        def on_entry(self, entry: TraceEntry) -> None:
+            told.append(entry)
+
+    view = View()  # held weakly by the trace: alive for the test
+    trace.listen(view.on_entry)
+    trace.record("out", '{"id":1}')
+    trace.record("in", "y" * 2000)
+    trace.record("note", "stderr")
+    read = list(trace)
+    assert all(type(entry) is TraceEntry for entry in read + told)
+    assert [(e.direction, e.raw, e.elided) for e in read] == [
+        ("out", '{"id":1}', 0),
+        ("in", "y" * 1024, 2000),
+        ("note", "stderr", 0),
+    ]
+    assert [(e.direction, e.raw, e.elided) for e in told] == [
+        ("out", '{"id":1}', 0),
+        ("in", "y" * 2000, 0),
+        ("note", "stderr", 0),
+    ]
+    assert [e.time for e in read] == [e.time for e in told]
+    assert trace.entries()[0] == {"direction": "out", "time": read[0].time, "message": {"id": 1}}
+    assert trace.entries(since=read[1].time)[-1]["message"] == {"note": "stderr"}

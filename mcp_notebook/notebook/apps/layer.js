@@ -13,6 +13,10 @@
 // ui/resource-teardown, waits for the answer (bounded), and only then removes the frame. Outside an output
 // area (another front end) the frame goes into the slot itself.
 //
+// Keyboard and assistive technology: the layer is at the end of the page, so the frame is out of the Tab
+// order there, and its slot leads to it and out of it again (see "the keyboard" below); the slot owns the
+// frame (aria-owns), so a screen reader finds the app in its output.
+//
 // Stacking: the layer comes after JupyterLab's shell in body, with z-index 0 for an inline frame, so the
 // notebook's content is under it and JupyterLab's menus, dialogs and completers (z-index 10000 and more,
 // also in body) are over it; fullscreen and picture-in-picture frames sit just over their own overlay.
@@ -29,6 +33,13 @@ function appLayer() {
     layer = document.createElement("div");
     layer.className = LAYER_CLASS;
     layer.style.cssText = "width:0;height:0"; // no box: each frame is fixed over its slot
+    // a frame the keyboard entered shows that it has the focus while it keeps it (an iframe with the focus
+    // in it matches no :focus in Chromium)
+    const style = document.createElement("style");
+    style.textContent =
+      `.${LAYER_CLASS} > iframe[data-mcpnb-keyed]` +
+      "{outline:2px solid var(--jp-brand-color1, #1976d2);outline-offset:-2px}";
+    layer.append(style);
     document.body.append(layer);
   }
   return layer;
@@ -92,11 +103,67 @@ function placement(slot, inline, clippers) {
   };
 }
 
+// ---- the keyboard. The frame's place in the page's Tab order is its slot's (an entry at each end of the
+// slot takes the focus to it: follower). Out of the frame, the Tab key reaches the element after it in the
+// layer: a guard, one before and one after the frame that has the focus, which takes the focus on to the
+// element the Tab key reaches after (or before) the slot. The guards are in the Tab order only while their
+// frame has the focus: the end of the page stays the end.
+const TABBABLE = "a[href],area[href],button,input,select,textarea,iframe,summary,[tabindex],[contenteditable]";
+const tabbable = (node) =>
+  node.tabIndex >= 0 &&
+  !node.disabled &&
+  node.type !== "hidden" &&
+  !node.closest("[inert]") &&
+  (!node.checkVisibility || node.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true }));
+
+// the first element of the page the Tab key reaches after the slot (forward), or before it (Shift+Tab)
+function besideSlot(slot, forward) {
+  const side = forward ? Node.DOCUMENT_POSITION_FOLLOWING : Node.DOCUMENT_POSITION_PRECEDING;
+  const all = [...document.querySelectorAll(TABBABLE)];
+  if (!forward) all.reverse();
+  return (
+    all.find(
+      (node) =>
+        slot.compareDocumentPosition(node) & side && !slot.contains(node) && !node.closest(`.${LAYER_CLASS}`) && tabbable(node),
+    ) || null
+  );
+}
+
+let guards = null; // { before, after, slot }
+function guard(frame, slot) {
+  if (!guards) {
+    const make = (forward) => {
+      const node = document.createElement("div");
+      node.className = `${LAYER_CLASS}-guard`;
+      node.tabIndex = -1;
+      node.addEventListener("focus", () => {
+        const next = guards.slot && guards.slot.isConnected ? besideSlot(guards.slot, forward) : null;
+        unguard(guards.slot);
+        if (next) next.focus();
+        else node.blur();
+      });
+      return node;
+    };
+    guards = { before: make(false), after: make(true), slot: null };
+  }
+  frame.before(guards.before);
+  frame.after(guards.after);
+  guards.before.tabIndex = 0;
+  guards.after.tabIndex = 0;
+  guards.slot = slot;
+}
+function unguard(slot) {
+  if (!guards || guards.slot !== slot) return;
+  guards.before.tabIndex = -1;
+  guards.after.tabIndex = -1;
+  guards.slot = null;
+}
+
 // Keeps one view's frame over its slot: show(frame) puts a (new) frame in place, taking the old one's place
 // in the DOM (the old one's page ends); stop() ends the following and hides the frame (it stays in the page
 // until removed).
 // isInline() says whether the view is shown inline. The slot and frame carry one id (data-mcpnb-slot), so a
-// test can find the frame of an output.
+// test can find the frame of an output. The slot is named after the app (the frame's title).
 function follower(slot, isInline) {
   const id = `${Date.now().toString(36)}-${++slotsMade}`;
   slot.dataset.mcpnbSlot = id;
@@ -106,17 +173,7 @@ function follower(slot, isInline) {
   let clippers = [];
   let ticks = 0;
   let handle = 0;
-  const tick = () => {
-    handle = requestAnimationFrame(tick);
-    if (!frame) return;
-    if (!frame.isConnected) {
-      if (!slot.isConnected) return; // not in the page yet
-      inLayer = Boolean(slot.closest(".jp-OutputArea"));
-      (inLayer ? appLayer() : slot).append(frame);
-    }
-    if (!inLayer) return;
-    followFocus();
-    if (ticks++ % CLIPPERS_EVERY === 0) clippers = slot.isConnected ? clippersOf(slot) : [];
+  const place = () => {
     const want = placement(slot, isInline(), clippers);
     const key = Object.values(want).join("|");
     if (key !== placed) {
@@ -124,23 +181,80 @@ function follower(slot, isInline) {
       Object.assign(frame.style, want);
     }
   };
+  const tick = () => {
+    handle = requestAnimationFrame(tick);
+    if (!frame) return;
+    if (!frame.isConnected) {
+      if (!slot.isConnected) return; // not in the page yet
+      inLayer = Boolean(slot.closest(".jp-OutputArea"));
+      if (inLayer) {
+        frame.tabIndex = -1; // not in the Tab order at the layer's place: the slot's entries lead to it
+        slot.prepend(entries[0]);
+        slot.append(entries[1]);
+        slot.setAttribute("aria-owns", frame.id); // and assistive technology finds it in the slot
+      }
+      (inLayer ? appLayer() : slot).append(frame);
+    }
+    if (!inLayer) return;
+    followFocus();
+    if (ticks++ % CLIPPERS_EVERY === 0) clippers = slot.isConnected ? clippersOf(slot) : [];
+    place();
+  };
+  // The Tab key reaches the frame where its slot is: an entry at each end of the slot takes the focus on to
+  // the frame (placed first: the browser has just scrolled the entry into view); from there the app's own
+  // order applies (Tab: its first control, Shift+Tab: its last), and out of it the guards take it on.
+  const enter = () => {
+    if (!frame || !inLayer || !frame.isConnected) return;
+    clippers = clippersOf(slot);
+    place();
+    frame.focus();
+    if (document.activeElement !== frame) return;
+    frame.dataset.mcpnbKeyed = "";
+    guard(frame, slot);
+  };
+  const entries = [0, 1].map(() => {
+    const entry = document.createElement("div");
+    entry.className = "mcpnb-app-entry";
+    entry.tabIndex = 0;
+    entry.style.cssText = "position:absolute;left:0;width:1px;height:1px;outline:none";
+    entry.addEventListener("focus", enter);
+    return entry;
+  });
+  entries[0].style.top = "0";
+  entries[1].style.bottom = "0";
+  slot.style.position = "relative";
+  slot.setAttribute("role", "group");
   // A click or Tab into the app focuses the frame, outside the notebook's DOM: the notebook hears it as if
   // the focus were in the output, as it did when the frame was there (its active cell follows; JupyterLab's
-  // focus tracker, listening for focus while capturing, makes its tab the current one). Seen by the tick
-  // (the page gets no focus event for a frame of another origin taking the focus).
+  // focus tracker, listening for focus while capturing, makes its tab the current one). Seen on the page's
+  // window losing the focus, or by the tick (the page gets no focus event for a frame of another origin
+  // taking the focus), which also puts the guards around the frame.
   let focused = false;
   const followFocus = () => {
     const now = document.activeElement === frame;
     if (now && !focused && slot.isConnected) {
       slot.dispatchEvent(new FocusEvent("focus"));
       slot.dispatchEvent(new FocusEvent("focusin", { bubbles: true }));
+      guard(frame, slot); // a click into the app: Tab out of it goes on from its slot too
+    } else if (!now && focused) {
+      unguard(slot); // the focus went elsewhere (a click): the guards are out
+      delete frame.dataset.mcpnbKeyed;
     }
     focused = now;
   };
+  // the page's window loses the focus to a frame taking it (a click; the frame is the active element by
+  // then): seen at once, not at the next tick
+  const onBlur = () => frame && inLayer && followFocus();
+  addEventListener("blur", onBlur);
   return {
     show(next) {
       next.dataset.mcpnbSlot = id;
-      if (frame && frame.isConnected) frame.replaceWith(next);
+      next.id = `mcpnb-app-frame-${id}`;
+      slot.setAttribute("aria-label", next.title);
+      if (frame && frame.isConnected) {
+        if (inLayer) next.tabIndex = -1;
+        frame.replaceWith(next);
+      }
       frame = next;
       placed = "";
       ticks = 0;
@@ -149,6 +263,8 @@ function follower(slot, isInline) {
     stop() {
       if (handle) cancelAnimationFrame(handle);
       handle = 0;
+      unguard(slot);
+      removeEventListener("blur", onBlur);
       if (frame && inLayer) Object.assign(frame.style, HIDDEN); // its output is gone: nothing to show it over
       frame = null;
     },

@@ -1,0 +1,107 @@
+"""An app's frame lives in the host's layer at the end of the page's body (apps/layer.js), yet a keyboard
+user meets it where its output is: Tab from the control before the app (its display-mode buttons) stops
+on the app's frame and then goes through the app's own controls; Tab out of the app's last control lands
+on the next control after the app's place in the output, and Shift+Tab mirrors both ways. The slot in
+the output is named after the app (the frame carries the same title), and the frame belongs to it for
+assistive technology (aria-owns)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from playwright.sync_api import expect
+
+from tests.waiting import wait_until
+
+from .conftest import KERNEL_TIMEOUT_MS, Notebook, app_frame, app_view, both_frontends
+
+OpenNotebook = Callable[..., Notebook]
+
+VIEW = (
+    "<!doctype html><html><body style='margin:0'>"
+    "<input id='first'> <input id='last'><div id='state'>starting</div><script>\n"
+    "const post = (m) => parent.postMessage(Object.assign({jsonrpc: '2.0'}, m), '*');\n"
+    "addEventListener('message', (e) => {\n"
+    "  if (e.data.id === 1) { post({method: 'ui/notifications/initialized'});\n"
+    "    post({method: 'ui/notifications/size-changed', params: {height: 120}});\n"
+    "    document.getElementById('state').textContent = 'ready'; }\n"
+    "});\n"
+    "post({id: 1, method: 'ui/initialize', params: {protocolVersion: '2026-01-26',"
+    " appInfo: {name: 'keyed', version: '1'}, appCapabilities: {}}});\n"
+    "</script></body></html>"
+)
+TOOL = "@mcp.tool(app=" + repr(VIEW) + ")\ndef keyed() -> str:\n    'Keyed.'\n    return 'keyed'"
+# the app, then a control of the page right after it in the same cell's outputs
+CALL = (
+    "from IPython.display import HTML, display\n"
+    "h = %mcp call keyed\n"
+    "display(HTML('<button id=\"after-app\">after</button>'))"
+)
+# where the page's focus is: an element of the notebook (its id, or its class), the app's frame itself
+# ("frame"), or an element inside the app ("app:<id>")
+FOCUS = """() => {
+    const at = document.activeElement;
+    if (!at || at === document.body) return "body";
+    if (at.matches("iframe.mcpnb-app-frame")) return "frame";
+    return at.id || at.className;
+}"""
+
+# inside the app: the id of its element that has the focus, if it has it
+INSIDE = "() => document.hasFocus() && document.activeElement !== document.body && document.activeElement.id"
+
+
+def focus(notebook: Notebook) -> str:
+    where = str(notebook.page.evaluate(FOCUS))
+    if where != "frame":
+        return where
+    inside = app_view(notebook.output(2)).locator("body").evaluate(INSIDE)
+    return f"app:{inside}" if inside else "frame"
+
+
+def press(notebook: Notebook, key: str, expected: str) -> None:
+    notebook.page.keyboard.press(key)
+    try:
+        wait_until(lambda: focus(notebook) == expected, f"{key} to reach {expected}", timeout=30)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the focus is at {focus(notebook)}") from None
+
+
+@both_frontends
+def test_tab_goes_through_the_app_in_its_place(open_notebook: OpenNotebook) -> None:
+    notebook = open_notebook(["%load_ext mcp_notebook", TOOL, CALL])
+    notebook.run_all()
+    assert not notebook.errors(), notebook.errors()
+    output = notebook.output(2)
+    expect(app_view(output).locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
+    frame = app_frame(output)
+    expect(frame).to_be_visible()
+
+    # the control before the app, then the app (the frame, then its own controls), then the next control
+    before = output.locator(".mcpnb-app-mode-fullscreen")
+    before.focus()
+    assert focus(notebook) == before.evaluate("n => n.className")
+    press(notebook, "Tab", "frame")
+    press(notebook, "Tab", "app:first")
+    notebook.page.keyboard.type("typed")
+    expect(app_view(output).locator("#first")).to_have_value("typed")
+    press(notebook, "Tab", "app:last")
+    press(notebook, "Tab", "after-app")
+
+    # and back
+    press(notebook, "Shift+Tab", "frame")
+    press(notebook, "Shift+Tab", "app:last")
+    press(notebook, "Shift+Tab", "app:first")
+    press(notebook, "Shift+Tab", before.evaluate("n => n.className"))
+
+    # a click into the app, then Tab out of its end: the next control too
+    app_view(output).locator("#last").click()
+    press(notebook, "Tab", "after-app")
+
+    # named after the app, for assistive technology; the frame, in the layer, belongs to the slot
+    slot = output.locator(".mcpnb-app-slot")
+    title = frame.get_attribute("title")
+    assert title and "keyed" in title, title
+    expect(slot).to_have_attribute("aria-label", title)
+    frame_id = frame.get_attribute("id")
+    assert frame_id, "the frame has an id for the slot's aria-owns"
+    expect(slot).to_have_attribute("aria-owns", frame_id)

@@ -563,3 +563,29 @@ def test_a_read_batch_still_depends_on_whether_batches_are_allowed() -> None:
     wire = jsonrpc.read('[{"jsonrpc": "2.0", "method": "a"}]')
     assert isinstance(parse(wire)[0], Invalid)
     assert parse(wire, allow_batch=True) == [Notification("a")]
+
+
+def test_messages_and_events_compare_hash_and_match_by_value() -> None:
+    """The per-message classes are plain slotted dataclasses with Final fields (no longer frozen=True, whose
+    __init__ cost ~3x): equality, hashing (when the fields hash), repr and match patterns are as before."""
+    from mcp_notebook.protocol.modern import RequestMeta
+    from mcp_notebook.protocol.session import RequestReceived, ResultReceived
+    from mcp_notebook.protocol.versions import ProtocolVersion
+
+    assert Request(1, "ping") == Request(1, "ping") != Request(2, "ping")
+    assert hash(Request(1, "ping")) == hash(Request(1, "ping"))
+    assert {Notification("a"), Notification("a"), ErrorResponse(1, -1, "no")} == {
+        Notification("a"),
+        ErrorResponse(1, -1, "no"),
+    }
+    with pytest.raises(TypeError):  # a dict field does not hash, as with frozen=True
+        hash(Response(1, {}))
+    assert repr(Request(7, "tools/list")) == "Request(id=7, method='tools/list', params=None)"
+    meta = RequestMeta(ProtocolVersion("2026-07-28"), {}, {"name": "c"})
+    match RequestReceived(3, "tools/call", {"name": "x"}, meta):
+        case RequestReceived(3, "tools/call", {"name": name}, RequestMeta(log_level=None)):
+            assert name == "x"
+        case _:
+            raise AssertionError("no match")
+    assert ResultReceived(1, "m", {}) == ResultReceived(1, "m", {})
+    assert not hasattr(Request(1, "m"), "__dict__")  # still slotted

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from mcp_notebook.protocol import era, modern
 from mcp_notebook.protocol.header_params import header_params
@@ -48,6 +49,7 @@ from ._http_common import (
     http_failure,
     iter_sse,
     owned_session,
+    read_body,
     request_body,
     retry_after,
     snippet,
@@ -67,6 +69,7 @@ log = logging.getLogger("mcp_notebook.http")
 FALLBACK_STATUSES = frozenset({400, 404, 405})  # transports#backwards-compatibility (2025-11-25)
 _ACCEPT = "application/json, text/event-stream"  # a POST's answer: one JSON body or an SSE stream
 _DEFAULT_RETRY = 0.5  # seconds before resuming a stream, when the server gave no ``retry:``
+_ROUTED_HEADERS = 256  # modern requests' header sets kept, one per method, version and name
 _MAX_RECONNECTS = 3  # consecutive reconnect attempts that bring nothing; a refused connection ends at once
 
 
@@ -112,6 +115,7 @@ class StreamableHTTPClientTransport:
         # and whether each one has any (its schema walked once per listing, not once per call).
         self._tools: Mapping[str, Mapping[str, Any]] = {}
         self._mirrors: dict[str, bool] = {}
+        self._routed: dict[tuple[str, str | None, str | None], CIMultiDictProxy[str]] = {}
         self._get_task: asyncio.Task[None] | None = None
         self._closed = False
         self._on_fallback: FallbackHook | None = None  # set by http_connect.HTTPClientTransport while probing
@@ -275,9 +279,17 @@ class StreamableHTTPClientTransport:
                 if task is not None:
                     task.cancel()
 
-    def _modern_headers(self, request: Request) -> dict[str, str]:
-        """A stateless 2026-07-28 request: no session id; the version, method and name as headers."""
-        headers = {**self._modern_base, **era.http_headers(request.method, request.params)}
+    def _modern_headers(self, request: Request) -> Mapping[str, str]:
+        """A stateless 2026-07-28 request: no session id; the version, method and name as headers. The same
+        routing gives the same headers: made once, as aiohttp's own (read-only) multidict, which it would
+        otherwise build from a dict on every request."""
+        routing = era.http_headers(request.method, request.params)
+        key = (request.method, routing.get("MCP-Protocol-Version"), routing.get("Mcp-Name"))
+        headers = self._routed.get(key)
+        if headers is None:
+            if len(self._routed) >= _ROUTED_HEADERS:  # resources/read names are URIs: keep the cache small
+                self._routed.clear()
+            headers = self._routed[key] = CIMultiDictProxy(CIMultiDict({**self._modern_base, **routing}))
         params = request.params or {}
         name = params.get("name")
         if request.method == "tools/call" and isinstance(name, str):
@@ -286,7 +298,8 @@ class StreamableHTTPClientTransport:
             if mirrors is None:  # x-mcp-header anywhere in its schema? Walked once per tools listing
                 mirrors = self._mirrors[name] = bool(header_params(tool.get("inputSchema"))[0])
             if mirrors:
-                headers.update(era.param_headers(tool.get("inputSchema"), params.get("arguments")))
+                mirrored = era.param_headers(tool.get("inputSchema"), params.get("arguments"))
+                return {**self._modern_base, **routing, **mirrored}
         return headers
 
     async def _post_request(self, message: str, request: Request) -> None:
@@ -362,7 +375,7 @@ class StreamableHTTPClientTransport:
         return False
 
     async def _read_json(self, resp: aiohttp.ClientResponse, request: Request) -> None:
-        text = await resp.text(encoding="utf-8", errors="replace")
+        text = (await read_body(resp)).decode("utf-8", errors="replace")
         wire = read(text)  # decoded once; the engine gets the same Wire and does not decode it again
         if not wire.is_json:
             self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
@@ -521,11 +534,12 @@ class StreamableHTTPClientTransport:
         )
 
 
-class _Post:
-    """What :meth:`StreamableHTTPClientTransport._post` returns (a class: one per request, where a generator
-    -based context manager cost several times as much)."""
+class _Post(exchange):
+    """What :meth:`StreamableHTTPClientTransport._post` returns: the POST's :class:`exchange`, whose 429 is
+    retried (a class: one per request, where a generator-based context manager cost several times as
+    much; the exchange itself, not one around it)."""
 
-    __slots__ = ("_exchange", "_headers", "_message", "_timeout", "_transport")
+    __slots__ = ("_message", "_name")
 
     def __init__(
         self,
@@ -534,31 +548,18 @@ class _Post:
         headers: Mapping[str, str],
         timeout: aiohttp.ClientTimeout,
     ) -> None:
-        self._transport, self._message, self._headers, self._timeout = transport, message, headers, timeout
-        self._exchange: exchange | None = None
+        super().__init__(transport._http, "POST", transport.url, headers=headers, timeout=timeout)
+        self._message, self._name = message, transport._inbox.name
 
     async def __aenter__(self) -> aiohttp.ClientResponse:
-        transport = self._transport
         waited = 0.0
         while True:
-            attempt = exchange(
-                transport._http,
-                "POST",
-                transport.url,
-                data=request_body(self._message),  # each attempt its own (a large body is a stream)
-                headers=self._headers,
-                timeout=self._timeout,
-            )
-            resp = await attempt.__aenter__()
+            self._options["data"] = request_body(self._message)  # each attempt its own (a stream if large)
+            resp = await exchange.__aenter__(self)
             delay = retry_after(resp) if resp.status == 429 else None
             if delay is None or waited + delay > MAX_RETRY_AFTER:
-                self._exchange = attempt
                 return resp
-            await attempt.__aexit__(None, None, None)
-            log.debug("%s: HTTP 429, retrying in %g s", transport._inbox.name, delay)
+            await exchange.__aexit__(self, None, None, None)
+            log.debug("%s: HTTP 429, retrying in %g s", self._name, delay)
             waited += delay
             await asyncio.sleep(delay)
-
-    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        assert self._exchange is not None
-        await self._exchange.__aexit__(exc_type, exc, tb)

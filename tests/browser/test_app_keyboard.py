@@ -37,6 +37,7 @@ CALL = (
     "h = %mcp call keyed\n"
     "display(HTML('<button id=\"after-app\">after</button>'))"
 )
+LINES = "print('\\n'.join(f'line {i}' for i in range(60)))"  # the app starts below the notebook's view
 # where the page's focus is: an element of the notebook (its id, or its class), the app's frame itself
 # ("frame"), or an element inside the app ("app:<id>")
 FOCUS = """() => {
@@ -54,7 +55,7 @@ def focus(notebook: Notebook) -> str:
     where = str(notebook.page.evaluate(FOCUS))
     if where != "frame":
         return where
-    inside = app_view(notebook.output(2)).locator("body").evaluate(INSIDE)
+    inside = app_view(notebook.output(3)).locator("body").evaluate(INSIDE)
     return f"app:{inside}" if inside else "frame"
 
 
@@ -68,17 +69,21 @@ def press(notebook: Notebook, key: str, expected: str) -> None:
 
 @both_frontends
 def test_tab_goes_through_the_app_in_its_place(open_notebook: OpenNotebook) -> None:
-    notebook = open_notebook(["%load_ext mcp_notebook", TOOL, CALL])
+    notebook = open_notebook(["%load_ext mcp_notebook", TOOL, LINES, CALL])
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
-    output = notebook.output(2)
+    output = notebook.output(3)
     expect(app_view(output).locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
     frame = app_frame(output)
     expect(frame).to_be_visible()
 
     # the control before the app, then the app (the frame, then its own controls), then the next control
+    # the control before the app at the bottom of the notebook's view, the app below it, out of view (its
+    # frame hidden): Tab brings the app into view and enters it
     before = output.locator(".mcpnb-app-mode-fullscreen")
     before.focus()
+    before.evaluate("node => node.scrollIntoView({block: 'end'})")
+    expect(frame).to_be_hidden()
     assert focus(notebook) == before.evaluate("n => n.className")
     press(notebook, "Tab", "frame")
     press(notebook, "Tab", "app:first")

@@ -147,24 +147,29 @@ class RateLimiter:
     def admit(self, key: str, address: str) -> float:
         """A request of client ``key`` from ``address`` begins: 0.0 if it may proceed (then :meth:`release`
         it when it ends), else the seconds until its bucket has a token (the request is refused)."""
-        over_client = self._in_flight.get(key, 0) >= self.concurrency
-        address_key = f"from:{address}"
-        over_address = self._in_flight.get(address_key, 0) >= self.address_concurrency
-        if over_client or over_address:
+        in_flight, address_key = self._in_flight, "from:" + address
+        client_count, address_count = in_flight.get(key, 0), in_flight.get(address_key, 0)
+        over_client = client_count >= self.concurrency
+        if over_client or address_count >= self.address_concurrency:
             wait = self.take(key if over_client else address_key)
             if wait > 0:
                 return wait
-        self._in_flight[key] = self._in_flight.get(key, 0) + 1
-        self._in_flight[address_key] = self._in_flight.get(address_key, 0) + 1
+        in_flight[key] = client_count + 1
+        in_flight[address_key] = address_count + 1
         return 0.0
 
     def release(self, key: str, address: str) -> None:
-        for name in (key, f"from:{address}"):
-            left = self._in_flight.get(name, 0) - 1
-            if left > 0:
-                self._in_flight[name] = left
-            else:
-                self._in_flight.pop(name, None)
+        in_flight, address_key = self._in_flight, "from:" + address
+        left = in_flight.get(key, 0) - 1
+        if left > 0:
+            in_flight[key] = left
+        else:
+            in_flight.pop(key, None)
+        left = in_flight.get(address_key, 0) - 1
+        if left > 0:
+            in_flight[address_key] = left
+        else:
+            in_flight.pop(address_key, None)
 
     def in_flight(self, key: str) -> int:
         """Requests of client ``key`` in flight (``from:ADDRESS``: of everyone at that address)."""

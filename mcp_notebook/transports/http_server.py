@@ -26,6 +26,7 @@ timeouts, session idle expiry, per-client and total session caps that evict the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 import socket
@@ -34,11 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from aiohttp import HttpVersion11, web
-from aiohttp.abc import AbstractStreamWriter
-from aiohttp.http_parser import RawRequestMessage
-from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Middleware
-from aiohttp.web_protocol import RequestHandler
 
 from mcp_notebook.protocol.errors import (
     INTERNAL_ERROR,
@@ -174,7 +171,10 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             app.router.add_route("*", self.path, self._handle)
             runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=_DRAIN_SECONDS, **options)
         else:  # one path, no middleware: aiohttp's low-level server calls _entry, which does the same
-            server = web.Server(self._entry, request_factory=self._make_request, **options)
+            # requests made as the Application makes them: request.read() raises past max_body_size
+            size, loop = self.limits.max_body_size, asyncio.get_running_loop()
+            factory = functools.partial(web.BaseRequest, loop=loop, client_max_size=size)
+            server = web.Server(self._entry, request_factory=factory, **options)
             runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=_DRAIN_SECONDS)
         await runner.setup()
         sock: socket.socket | None = None
@@ -246,19 +246,6 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
             self.sessions.expire(asyncio.get_running_loop().time())
 
-    def _make_request(
-        self,
-        message: RawRequestMessage,
-        payload: StreamReader,
-        protocol: RequestHandler,
-        writer: AbstractStreamWriter,
-        task: asyncio.Task[None],
-    ) -> web.BaseRequest:
-        """A request whose body is bounded by ``max_body_size`` (request.read() raises past it)."""
-        loop = asyncio.get_running_loop()
-        size = self.limits.max_body_size
-        return web.BaseRequest(message, payload, protocol, writer, task, loop, client_max_size=size)
-
     async def _entry(self, request: web.BaseRequest) -> web.StreamResponse:
         """Every request when no aiohttp middleware is given, as an Application would route it: an
         ``Expect`` answered first, then the rate limit (keyed by MCP session where there is one), then our
@@ -266,13 +253,8 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         if request.headers.get("Expect"):
             await _expect(request)
         if self.limiter is None:
-            return await self._route(request)
-        return await within_limit(self.limiter, self._client_key, request, self._route)
-
-    async def _route(self, request: web.BaseRequest) -> web.StreamResponse:
-        if request.rel_url.path_safe != self.path:
-            raise web.HTTPNotFound()
-        return await self._handle(request)
+            return await self._handle(request)
+        return await within_limit(self.limiter, self._client_key, request, self._handle)
 
     def _client_key(self, request: web.BaseRequest) -> str:
         return client_key(request, self.sessions)
@@ -315,6 +297,8 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
 
     # ---- request handling --------------------------------------------------------------------------------
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        if request.rel_url.path_safe != self.path:  # (an Application routes only our path here)
+            raise web.HTTPNotFound()
         refusal = self.guard.check(request)
         if refusal is not None:
             return refusal
@@ -344,8 +328,8 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         return session
 
     async def _read_body(self, request: web.BaseRequest) -> str | web.Response:
-        limit = self.limits.max_body_size
-        if request.content_length is not None and request.content_length > limit:
+        limit, length = self.limits.max_body_size, request.content_length
+        if length is not None and length > limit:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")
         try:
             if request.content.is_eof():  # all of it came with the head (small bodies): nothing to wait for

@@ -25,7 +25,9 @@ from mcp_notebook.protocol.jsonrpc import (
 )
 from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
-from ._http_sessions import FirstActivity, _Session, _Stream
+if TYPE_CHECKING:
+    from ._http_guard import Guard
+from ._http_sessions import Exchange, FirstActivity, _Session, _Stream
 from .base import Peer, Serves
 
 __all__ = ["ModernPosts", "modern_answer"]
@@ -39,9 +41,10 @@ class ModernPosts:
 
     if TYPE_CHECKING:  # what StreamableHTTPServer provides
         server: Serves
+        guard: Guard
         json_response: bool
         _requests: int
-        _modern: set[_Session]
+        _modern: set[_Session | Exchange]
         _serve_one: Callable[..., Callable[[str], None]] | None
         _serve_inline: Callable[..., tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]] | None
         _first: FirstActivity
@@ -49,6 +52,10 @@ class ModernPosts:
         _peers: dict[tuple[str | None, str | None], Peer]
 
         def _session(self, session_id: str, request: web.BaseRequest, client: str = "") -> _Session: ...
+
+        def _who(self, request: web.BaseRequest) -> str | None: ...
+
+        def _forget(self, session: _Session | Exchange) -> None: ...
 
         async def _run_session(self, session: _Session) -> None: ...
 
@@ -93,16 +100,17 @@ class ModernPosts:
         except JSONRPCError as exc:
             return modern_answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
         self._requests += 1
-        session = self._session(f"request-{self._requests}", request)  # no session: the id is for logs
+        request_id = f"request-{self._requests}"  # no session: the id is for logs
         # A listen request's answer IS a stream (basic/patterns/subscriptions: "the POST response is a
         # long-lived SSE stream"), so it gets SSE even from a server that answers other requests in JSON.
         json_mode = self.json_response and message.method != "subscriptions/listen"
+        if self._serve_inline is not None and message.method != "subscriptions/listen":  # (a long stream)
+            return await self._post_inline(request, message, request_id, text, json_mode)
+        session = self._session(request_id, request)
         stream = session.open_request(message, json_mode=json_mode)
         stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
         self._modern.add(session)  # so that stop() answers it like a legacy session's requests
         peer = self._peer(session.credential, session.identity)
-        if self._serve_inline is not None and message.method != "subscriptions/listen":  # (a long stream)
-            return await self._post_inline(request, session, stream, text, peer)
         if self._serve_one is not None:
             session.end_engine = self._serve_one(session.transport, text, peer=peer)
         else:
@@ -125,42 +133,50 @@ class ModernPosts:
         return await self._stream(request, session, stream, -1, {}, watch=True)
 
     async def _post_inline(
-        self, request: web.BaseRequest, session: _Session, stream: _Stream, text: str, peer: Peer
+        self, request: web.BaseRequest, message: Request, request_id: str, text: str, json_mode: bool
     ) -> web.StreamResponse:
         """A modern request whose handler runs in this POST's own task: no handler task, no wait for its
-        first event. Whatever it sends before its answer is streamed live (SSE) by a task started then; a
-        client that leaves first (the watcher) or while streamed (the writer) ends the request, which
-        cancels the handler (Server.serve_inline)."""
+        first event, and no session or stream unless it sends more than its answer (:class:`Exchange`).
+        Whatever it sends before its answer is streamed live (SSE) by a task started then; a client that
+        leaves first (the watcher) or while streamed (the writer) ends the request, which cancels the
+        handler (Server.serve_inline)."""
         assert self._serve_inline is not None
-        writer: asyncio.Task[web.StreamResponse] | None = None
-
-        def on_activity() -> None:
-            nonlocal writer
-            if stream.abandoned:
-                session.terminate("the client left")
-            elif writer is None and not stream.finished:
-                writer = asyncio.get_running_loop().create_task(
-                    self._stream(request, session, stream, -1, {}, watch=True), name="MCP HTTP stream"
-                )
-                writer.add_done_callback(lambda _: session.terminate("the request ended"))
-
+        exchange = Exchange(request_id, message, request, json_mode, self)
+        self._modern.add(exchange)  # so that stop() answers it like a legacy session's requests
         try:
-            session.end_engine, run = self._serve_inline(session.transport, text, peer=peer)
+            peer = self._peer(self.guard.credential(request), self._who(request))
+            exchange.end_engine, run = self._serve_inline(exchange, text, peer=peer)
             if run is not None:
-                stream.on_activity = on_activity
-                self._first.hold(request, stream)
+                exchange.running = True
+                self._first.hold(request, exchange)
                 try:
                     await run
                 finally:
-                    self._first.release(stream)
-                    stream.on_activity = None
-            if writer is not None:
-                return await writer
-            return await self._modern_response(request, session, stream)
+                    self._first.release(exchange)
+                    exchange.running = False
+            if exchange.writer is not None:
+                written: web.StreamResponse = await exchange.writer
+                return written
+            if exchange.session is None:
+                if exchange.abandoned:
+                    return web.Response(status=202)  # the client left: its request is cancelled
+                if exchange.answer is not None:
+                    return modern_answer(exchange.answer, handled=True)
+            exchange.open()  # no answer yet (one on its way): wait for it on the request's stream
+            assert exchange.session is not None and exchange.stream is not None
+            return await self._modern_response(request, exchange.session, exchange.stream)
         finally:
-            if writer is not None and not writer.done():
-                writer.cancel()
-            session.terminate("the request ended")
+            if exchange.writer is not None and not exchange.writer.done():
+                exchange.writer.cancel()
+            exchange.terminate("the request ended")
+
+    def _exchange_session(self, exchange: Exchange) -> _Session:
+        return self._session(exchange.id, exchange.http_request)
+
+    def _exchange_writer(self, exchange: Exchange) -> asyncio.Task[web.StreamResponse]:
+        assert exchange.session is not None and exchange.stream is not None
+        writing = self._stream(exchange.http_request, exchange.session, exchange.stream, -1, {}, watch=True)
+        return asyncio.get_running_loop().create_task(writing, name="MCP HTTP stream")
 
     def _peer(self, credential: str | None, identity: str | None) -> Peer:
         """Who a modern POST comes from: one (immutable) Peer per credential and identity, not per POST."""

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, peek, serialize
@@ -23,7 +23,7 @@ from .base import TransportClosed
 from .http_limits import HTTPLimits
 from .sse import encode_event
 
-__all__ = ["FirstActivity", "HTTPSessionTransport", "Sessions"]
+__all__ = ["Exchange", "FirstActivity", "HTTPSessionTransport", "Sessions"]
 
 log = logging.getLogger("mcp_notebook.http")
 
@@ -139,10 +139,10 @@ class FirstActivity:
     def __init__(self, gone: Callable[[Any], bool], interval: float) -> None:
         self._gone = gone
         self.interval = interval
-        self._waiting: dict[_Stream, Any] = {}  # stream -> the aiohttp request waiting for it
+        self._waiting: dict[_Stream | Exchange, Any] = {}  # stream -> the aiohttp request waiting for it
         self._wake = asyncio.Event()  # set while something waits
 
-    async def wait(self, request: Any, stream: _Stream) -> bool:
+    async def wait(self, request: Any, stream: _Stream | Exchange) -> bool:
         """Until the stream's first event or its end: True; False when the client disconnected first."""
         activity = stream.activity
         if activity.is_set():
@@ -154,13 +154,13 @@ class FirstActivity:
             self.release(stream)
         return not stream.abandoned
 
-    def hold(self, request: Any, stream: _Stream) -> None:
+    def hold(self, request: Any, stream: _Stream | Exchange) -> None:
         """Watch ``stream``'s client without waiting (until :meth:`release`): if it leaves before the first
         event, the stream is marked abandoned and its activity set (``on_activity`` hears it)."""
         self._waiting[stream] = request
         self._wake.set()
 
-    def release(self, stream: _Stream) -> None:
+    def release(self, stream: _Stream | Exchange) -> None:
         self._waiting.pop(stream, None)
 
     async def watch(self) -> None:
@@ -169,7 +169,7 @@ class FirstActivity:
         loop would find the first one's bound to that loop). An error while checking one request does not
         end the watching (see :meth:`_check`)."""
         self._wake = asyncio.Event()
-        failed: set[_Stream] = set()  # streams whose check raised (each logged once)
+        failed: set[_Stream | Exchange] = set()  # streams whose check raised (each logged once)
         while True:
             if not self._waiting:
                 failed.clear()
@@ -186,7 +186,7 @@ class FirstActivity:
             if failed:
                 failed.intersection_update(self._waiting)
 
-    def _check(self, stream: _Stream, request: Any) -> None:
+    def _check(self, stream: _Stream | Exchange, request: Any) -> None:
         """Mark and wake ``stream`` when its client is gone. When asking raises, the request is left
         waiting and asked again next time: taken for gone, a client that is still there would lose its
         answer (an empty 202) and its tool; left, a client that did go costs at worst what it cost before
@@ -375,6 +375,112 @@ class _Session:
         if self._standalone is not None:
             self._standalone.finish()
         self._on_end(self)
+
+
+class ExchangeOwner(Protocol):
+    """What an :class:`Exchange` asks of the server that runs it."""
+
+    def _exchange_session(self, exchange: Exchange) -> _Session: ...
+
+    def _exchange_writer(self, exchange: Exchange) -> asyncio.Task[Any]: ...
+
+    def _forget(self, exchange: Exchange) -> None: ...
+
+
+class Exchange:
+    """A 2026-07-28 request whose handler runs in its POST's own task (``Server.serve_inline``), as the
+    engine's transport. Until the handler sends something besides its answer nothing more is built: the
+    answer is kept here for the POST's JSON body. The first other message makes the request's
+    :class:`_Session` and :class:`_Stream` (:meth:`open`), as a modern POST served otherwise has, and that
+    message and everything after go there; while the handler runs (``running``) the stream's first event
+    starts its SSE response (the owner's writer task). For :class:`FirstActivity` it is the request's stream
+    until then: ``activity`` (set by the answer, the end, abandonment or the first other message) and
+    ``abandoned`` (a client that leaves meanwhile ends the request)."""
+
+    # (class defaults: most are never set for a request that sends only its answer)
+    answer: str | None = None
+    abandoned = False
+    running = False  # the handler runs (the POST awaits it): abandonment ends it, an event starts the writer
+    close_reason: str | None = None
+    session: _Session | None = None  # with the stream, made by the first message besides the answer
+    stream: _Stream | None = None
+    writer: asyncio.Task[Any] | None = None  # the SSE response's task, once the stream has an event
+    task: asyncio.Task[None] | None = None  # (none: the handler runs in the POST's task)
+    end_engine: Callable[[str], None] | None = None
+
+    def __init__(
+        self, exchange_id: str, request: Request, http_request: Any, json_mode: bool, owner: ExchangeOwner
+    ) -> None:
+        self.id = exchange_id
+        self.request = request
+        self.http_request = http_request  # the aiohttp request
+        self.json_mode = json_mode
+        self._owner = owner
+        self.activity = asyncio.Event()
+
+    def signal_activity(self) -> None:
+        self.activity.set()
+        if self.abandoned and self.running:
+            self.terminate("the client left")
+
+    async def send(self, message: str, *, related_id: RequestId | None = None) -> None:
+        if self.session is not None:
+            self.session.deliver(message, related_id)
+            return
+        if self.close_reason is not None:
+            raise TransportClosed(f"HTTP request {self.id}: {self.close_reason}")
+        parsed = peek(message)  # our own answer: the engine's Wire says what it is, nothing is decoded
+        if isinstance(parsed, Response | ErrorResponse) and not message.startswith("["):
+            if parsed.id is None or parsed.id != self.request.id or self.answer is not None:
+                log.debug("HTTP request %s: dropping an answer nobody waits for: %.200s", self.id, message)
+                return
+            self.answer = message
+            self.signal_activity()
+        elif self.answer is None:
+            self.open().deliver(message, related_id)
+        else:  # (where a session would buffer it on a stream nobody can ask for)
+            log.debug("HTTP request %s: dropping a message after the answer: %.200s", self.id, message)
+
+    async def receive(self) -> str:
+        raise TransportClosed(f"HTTP request {self.id}: one request, nothing more to receive")
+
+    async def aclose(self) -> None:
+        self.terminate("closed by the server")
+
+    def open(self) -> _Session:
+        """The request's session and stream, as a modern POST served otherwise has (made once)."""
+        if self.session is None:
+            session = self._owner._exchange_session(self)
+            stream = session.open_request(self.request, json_mode=self.json_mode)
+            stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
+            stream.on_activity = self._stream_activity
+            self.session, self.stream = session, stream
+            if self.close_reason is not None:
+                session.terminate(self.close_reason)
+            self.activity.set()  # the watcher lets go: the stream's writer watches its client from now on
+        return self.session
+
+    def _stream_activity(self) -> None:
+        stream = self.stream
+        if self.running and self.writer is None and stream is not None and not stream.finished:
+            self.writer = self._owner._exchange_writer(self)
+            self.writer.add_done_callback(self._written)
+
+    def _written(self, _: asyncio.Task[Any]) -> None:
+        self.terminate("the request ended")
+
+    def terminate(self, reason: str, *, answer_pending: bool = False) -> None:
+        """End the request as :meth:`_Session.terminate` ends a modern POST's session."""
+        if self.close_reason is not None:
+            return
+        self.close_reason = reason
+        if self.session is not None:
+            self.session.terminate(reason, answer_pending=answer_pending)
+        elif self.answer is None:  # unanswered: its stream would end here, with an error when answer_pending
+            if answer_pending:
+                self.answer = _final_answer(self.request, self.request.id, reason)
+            self.signal_activity()
+        self._owner._forget(self)
 
 
 def _final_answer(request: Request | None, request_id: RequestId, reason: str) -> str:

@@ -56,7 +56,7 @@ from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts
 from ._http_guard import error_response as _error
 from ._http_modern import ModernPosts
-from ._http_sessions import FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream
+from ._http_sessions import Exchange, FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream
 from ._http_streams import _WATCH_SECONDS, SSEStreams, _gone
 from .base import INLINE, Peer, Serves, ServesOne
 from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware, within_limit
@@ -131,7 +131,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         self._streams: Counter[str] = Counter()
         self.shutdown_timeout = shutdown_timeout
         self.sessions = Sessions(self.limits)
-        self._modern: set[_Session] = set()  # engines of 2026-07-28 requests in flight (listen streams too)
+        self._modern: set[_Session | Exchange] = set()  # 2026-07-28 requests in flight (listen streams too)
         # A 2026-07-28 POST is answered by serve_one (no engine loop of its own) when the server offers it.
         self._serve_one = server.serve_one if isinstance(server, ServesOne) else None
         # ... and its handler runs in the POST's own task when the server can (Server.serve_inline)
@@ -276,7 +276,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             identity=self._who(request),
         )
 
-    def _forget(self, session: _Session) -> None:
+    def _forget(self, session: _Session | Exchange) -> None:
         self.sessions.pop(session.id, None)
         self._modern.discard(session)
         end_engine, session.end_engine = session.end_engine, None  # it refers to the session: no cycle

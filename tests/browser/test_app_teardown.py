@@ -54,10 +54,12 @@ def open_app(open_notebook: OpenNotebook) -> Notebook:
 
 
 def ready(notebook: Notebook) -> None:
-    """The newest app on the page is initialized (after a re-run the old frame stays, hidden, until it
-    answered teardown)."""
-    app = notebook.page.frame_locator(FRAMES).last.frame_locator("iframe")
-    expect(app.locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
+    """The app of the app cell's output (after a re-run: the new one) is initialized. Found by its
+    output's slot, not as the page's last frame: after a re-run the old frame stays, hidden, until it
+    answered teardown, and the new one may come after the kernel is idle. The last frame was then the old
+    one, whose "ready" passed for the new app's, or which went while Playwright looked into it: "Target
+    page, context or browser has been closed", which expect does not retry (a flake under load)."""
+    expect(app_view(notebook.output(2)).locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
 
 
 def select(notebook: Notebook, index: int) -> None:

@@ -245,7 +245,6 @@ function follower(slot, isInline) {
   // the page's window loses the focus to a frame taking it (a click; the frame is the active element by
   // then): seen at once, not at the next tick
   const onBlur = () => frame && inLayer && followFocus();
-  addEventListener("blur", onBlur);
   return {
     show(next) {
       next.dataset.mcpnbSlot = id;
@@ -258,6 +257,7 @@ function follower(slot, isInline) {
       frame = next;
       placed = "";
       ticks = 0;
+      addEventListener("blur", onBlur); // once: the same listener is not added twice
       if (!handle) tick();
     },
     stop() {

@@ -21,17 +21,8 @@ from mcp_notebook.auth import FileTokenStore, MemoryTokenStore, OAuth
 from mcp_notebook.auth.resource import ProtectedResource
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 from tests.auth.local_as import LocalAS
+from tests.serving._http import INIT
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 

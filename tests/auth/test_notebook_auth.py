@@ -20,6 +20,7 @@ from tests.auth._servers import Servers, running
 from tests.auth.local_as import SUBJECT
 from tests.notebook import ipyshell
 from tests.notebook.ipyshell import published
+from tests.serving._http import INIT
 from tests.waiting import wait_until
 
 shell_factory = ipyshell.shell_factory
@@ -163,18 +164,7 @@ def test_serve_auth_in_the_kernel(shell: Any, servers: Servers) -> None:
     try:
         assert handle.auth is not None and "Bearer" not in json.dumps(handle.shown_entry)
         assert "clients sign in" in handle._text() and "auth=OAuth()" in handle.shown_python_snippet
-        init = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        ).encode()
+        init = json.dumps(INIT).encode()
         for audience, status in (("http://127.0.0.1:1/mcp", 401), (handle.url, 200)):
             request = urllib.request.Request(handle.url, data=init, method="POST")
             request.add_header("Content-Type", "application/json")

@@ -18,19 +18,10 @@ from mcp_notebook.auth.resource import ProtectedResource
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 from tests.auth.local_as import LocalAS
 from tests.local_http import serving
+from tests.serving._http import INIT
 
 pytestmark = pytest.mark.timeout(60)
 WAIT = 30.0
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "j", "version": "1"},
-    },
-}
 
 
 @dataclass

@@ -21,16 +21,11 @@ from mcp_notebook.auth.resource import ProtectedResource
 from mcp_notebook.transports.http_limits import HTTPLimits
 from mcp_notebook.transports.http_server import StreamableHTTPServer
 from tests.auth.local_as import LocalAS
+from tests.serving._http import INIT
 
 pytestmark = pytest.mark.timeout(60)
 WAIT = 20.0
 LEGACY = "2025-11-25"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
 
 
 @pytest.fixture

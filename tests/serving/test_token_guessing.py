@@ -11,18 +11,9 @@ import pytest
 
 from mcp_notebook import Server
 from mcp_notebook.transports.http_server import StreamableHTTPServer
+from tests.serving._http import INIT
 
 pytestmark = pytest.mark.timeout(60)
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "g", "version": "1"},
-    },
-}
 
 
 async def test_wrong_tokens_are_rate_limited_per_address() -> None:

@@ -17,18 +17,8 @@ from aiohttp import web
 from mcp_notebook import Server
 from mcp_notebook.transports.http_limits import HTTPLimits, RateLimiter
 from mcp_notebook.transports.http_server import StreamableHTTPServer
+from tests.serving._http import INIT
 from tests.waiting import WAIT
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 
 
 @web.middleware
@@ -103,7 +93,7 @@ async def test_expect_100_continue_is_answered_before_the_body(port: int) -> Non
     body = json.dumps(INIT).encode()
     head = post_head(port, "/mcp", len(body), "Expect: 100-continue")
     status, text = await exchange(port, head, body, interim=True)
-    assert status == 200 and json.loads(text)["id"] == 1
+    assert status == 200 and json.loads(text)["id"] == INIT["id"]
 
 
 async def test_another_expectation_is_417(port: int) -> None:

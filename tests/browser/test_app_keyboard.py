@@ -48,6 +48,9 @@ FOCUS = """() => {
     return at.id || at.className;
 }"""
 
+# what the Tab key can reach in the host's layer (its frames, its guards)
+LAYER_TABBABLE = """() => [...document.querySelectorAll(".mcpnb-app-layer *")]
+    .filter((node) => node.tabIndex >= 0).map((node) => node.tagName)"""
 # inside the app: the id of its element that has the focus, if it has it
 INSIDE = "() => document.hasFocus() && document.activeElement !== document.body && document.activeElement.id"
 
@@ -126,6 +129,8 @@ def test_tab_goes_through_the_app_in_its_place(open_notebook: OpenNotebook) -> N
     # a click into the app, then Tab out of its end: the next control too
     app_view(output).locator("#last").click()
     press(notebook, "Tab", "after-app")
+    # out of the app, nothing in the layer is in the page's Tab order: the end of the page stays its end
+    assert notebook.page.evaluate(LAYER_TABBABLE) == [], notebook.page.evaluate(LAYER_TABBABLE)
 
     # for assistive technology (Chromium's accessibility tree): the app's frame is in its output, inside a
     # group named after the app, though the frame itself lives in the layer at the end of the page

@@ -44,12 +44,12 @@ from ._http_common import (
     ExchangeFailed,
     ServerUnreachable,
     SessionExpired,
+    content_type,
     error_response,
     exchange,
     http_failure,
     iter_sse,
     owned_session,
-    read_body,
     request_body,
     retry_after,
     snippet,
@@ -356,14 +356,17 @@ class StreamableHTTPClientTransport:
             )
             return
         self._on_fallback = None  # the server speaks Streamable HTTP
-        content_type = resp.content_type
-        if content_type == "text/event-stream":
+        answer_type = content_type(resp)
+        if answer_type == "application/json":
+            # All of a small body came in with the headers: taken from the buffer, not through read()'s loop.
+            content = resp.content
+            data = content.read_nowait() if content.is_eof() else await resp.read()
+            self._take_json(data.decode("utf-8", errors="replace"), request)
+        elif answer_type == "text/event-stream":
             await self._follow_request_stream(resp, request)
-        elif content_type == "application/json":
-            await self._read_json(resp, request)
         else:
             body = await resp.text(errors="replace")
-            reason = f"unexpected answer HTTP {resp.status} {content_type or 'without content type'}"
+            reason = f"unexpected answer HTTP {resp.status} {answer_type or 'without content type'}"
             self._inbox.put(error_response(request.id, f"{reason}: {snippet(body)}", status=resp.status))
 
     def _deliver_error_body(self, body: str, request: Request) -> bool:
@@ -374,8 +377,7 @@ class StreamableHTTPClientTransport:
             return True
         return False
 
-    async def _read_json(self, resp: aiohttp.ClientResponse, request: Request) -> None:
-        text = (await read_body(resp)).decode("utf-8", errors="replace")
+    def _take_json(self, text: str, request: Request) -> None:
         wire = read(text)  # decoded once; the engine gets the same Wire and does not decode it again
         if not wire.is_json:
             self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
@@ -548,7 +550,8 @@ class _Post(exchange):
         headers: Mapping[str, str],
         timeout: aiohttp.ClientTimeout,
     ) -> None:
-        super().__init__(transport._http, "POST", transport.url, headers=headers, timeout=timeout)
+        self._http, self._method, self._url, self._response = transport._http, "POST", transport.url, None
+        self._options: dict[str, Any] = {"headers": headers, "timeout": timeout}
         self._message, self._name = message, transport._inbox.name
 
     async def __aenter__(self) -> aiohttp.ClientResponse:

@@ -199,16 +199,17 @@ class TaskClientMixin:
                 arrived.set()
 
         remove = self.subscriptions.on("notifications/tasks", heard)
-        listening = False
+        listening = watched = False
         try:
             if self.listen and has_capability(self.server_capabilities, ("extensions", wire.EXTENSION)):
+                watched = True  # the filter names the task from here on, however the watch ends
                 with contextlib.suppress(MCPError, asyncio.TimeoutError):
                     await self.subscriptions.watch("taskIds", task_id)
                     listening = task_id in self.subscriptions.honoured.get("taskIds", ())
             return await self._track_modern(task_id, task, on_task, pushed, arrived, listening)
         finally:
             remove()
-            if listening:  # in the background: a cancelled call must not wait for a new listen stream
+            if watched:  # in the background: a cancelled call must not wait for a new listen stream
                 unwatch = asyncio.get_running_loop().create_task(self._unwatch(task_id))
                 _BACKGROUND.add(unwatch)
                 unwatch.add_done_callback(_BACKGROUND.discard)

@@ -31,10 +31,11 @@ import logging
 import secrets
 import socket
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, cast
 
 from aiohttp import HttpVersion11, web
+from aiohttp.helpers import parse_content_type
 from aiohttp.typedefs import Middleware
 
 from mcp_notebook.protocol.errors import (
@@ -168,7 +169,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             if self.limiter is not None:  # (it also bounds credential guessing)
                 middlewares.insert(0, rate_limit_middleware(self.limiter, self._client_key))
             app = web.Application(client_max_size=self.limits.max_body_size, middlewares=middlewares)
-            app.router.add_route("*", self.path, self._handle)
+            app.router.add_route("*", self.path, self._routed)
             runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=_DRAIN_SECONDS, **options)
         else:  # one path, no middleware: aiohttp's low-level server calls _entry, which does the same
             # requests made as the Application makes them: request.read() raises past max_body_size
@@ -246,15 +247,27 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
             self.sessions.expire(asyncio.get_running_loop().time())
 
-    async def _entry(self, request: web.BaseRequest) -> web.StreamResponse:
+    def _entry(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:
         """Every request when no aiohttp middleware is given, as an Application would route it: an
         ``Expect`` answered first, then the rate limit (keyed by MCP session where there is one), then our
-        one path (any other: 404)."""
+        one path (any other: 404). A plain function returning what to await, as :meth:`_handle` is: each
+        coroutine level would be resumed again whenever the request's handler is."""
         if request.headers.get("Expect"):
-            await _expect(request)
+            return self._expected(request)
+        return self._limited(request)
+
+    async def _expected(self, request: web.BaseRequest) -> web.StreamResponse:
+        await _expect(request)
+        return await self._limited(request)
+
+    def _limited(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:
         if self.limiter is None:
-            return await self._handle(request)
-        return await within_limit(self.limiter, self._client_key, request, self._handle)
+            return self._handle(request)
+        return within_limit(self.limiter, self._client_key, request, self._handle)
+
+    async def _routed(self, request: web.BaseRequest) -> web.StreamResponse:
+        """What an Application's router calls (it wants a coroutine function)."""
+        return await self._handle(request)
 
     def _client_key(self, request: web.BaseRequest) -> str:
         return client_key(request, self.sessions)
@@ -296,19 +309,20 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             session.terminate("the MCP session ended")
 
     # ---- request handling --------------------------------------------------------------------------------
-    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+    def _handle(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:
         if request.rel_url.path_safe != self.path:  # (an Application routes only our path here)
             raise web.HTTPNotFound()
         refusal = self.guard.check(request)
         if refusal is not None:
-            return refusal
-        if request.method == "POST":
-            return await self._post(request)
-        if request.method == "GET":
-            return await self._get(request)
-        if request.method == "DELETE":
-            return self._delete(request)
-        return _error(405, "Method not allowed", headers={"Allow": "GET, POST, DELETE"})
+            return _ready(refusal)
+        method = request.method
+        if method == "POST":
+            return self._post(request)
+        if method == "GET":
+            return self._get(request)
+        if method == "DELETE":
+            return _ready(self._delete(request))
+        return _ready(_error(405, "Method not allowed", headers={"Allow": "GET, POST, DELETE"}))
 
     def _session_for(self, request: web.BaseRequest) -> _Session | web.Response:
         session_id = request.headers.get("Mcp-Session-Id")
@@ -346,7 +360,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return _error(400, "Parse error: the body is not UTF-8", code=PARSE_ERROR)
 
     async def _post(self, request: web.BaseRequest) -> web.StreamResponse:
-        if request.content_type != "application/json":
+        if _media_type(request.headers.get("Content-Type")) != "application/json":
             return _error(415, "Unsupported Media Type: Content-Type must be application/json")
         if not accepts(request, "application/json", "text/event-stream"):
             return _error(406, "Not Acceptable: Accept must include application/json and text/event-stream")
@@ -468,6 +482,16 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return found
         found.terminate("the client ended the session (DELETE)")
         return web.Response(status=200)
+
+
+async def _ready(response: web.StreamResponse) -> web.StreamResponse:
+    return response
+
+
+@functools.lru_cache(maxsize=64)  # a client sends the same Content-Type with every request
+def _media_type(raw: str | None) -> str:
+    """``request.content_type`` from the header's value: the media type, lower case, without parameters."""
+    return "application/octet-stream" if raw is None else parse_content_type(raw)[0]
 
 
 async def _expect(request: web.BaseRequest) -> None:

@@ -118,3 +118,25 @@ async def test_the_rate_limit_counts_every_request(middlewares: list[Any]) -> No
     finally:
         await http.stop()
     assert statuses == [404, 404, 429]
+
+
+async def test_content_type_accept_and_method_are_checked(port: int) -> None:
+    body = json.dumps(INIT).encode()
+    plain = post_head(port, "/mcp", len(body))
+    for content_type, expected in [
+        ("application/json; charset=utf-8", 200),
+        ("Application/JSON", 200),
+        ("text/plain", 415),
+        ("application/jsonx", 415),
+        (None, 415),
+    ]:
+        line = "" if content_type is None else f"Content-Type: {content_type}\n"
+        head = plain.replace("Content-Type: application/json\n", line)
+        status, _ = await exchange(port, head, body)
+        assert status == expected, content_type
+    status, text = await exchange(
+        port, plain.replace("application/json, text/event-stream", "text/html"), body
+    )
+    assert status == 406 and b"Not Acceptable" in text
+    status, text = await exchange(port, plain.replace("POST", "PUT"), body)
+    assert status == 405 and b"Method not allowed" in text

@@ -9,12 +9,10 @@ import asyncio
 import json
 import os
 import stat
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 
 from mcp_notebook import Client, Server
 from mcp_notebook.auth import FileTokenStore, MemoryTokenStore, OAuth
@@ -40,14 +38,6 @@ def _server() -> Server:
         return "the secret"
 
     return server
-
-
-@pytest.fixture
-async def auth_server() -> AsyncIterator[LocalAS]:
-    local = LocalAS()
-    await local.start()
-    yield local
-    await local.stop()
 
 
 async def _protect(local: LocalAS, **options: Any) -> tuple[StreamableHTTPServer, ProtectedResource]:

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import sys
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -17,14 +16,6 @@ from tests.auth.local_as import LocalAS
 from tests.auth.test_end_to_end import HEADERS, INIT
 
 WAIT = 30.0
-
-
-@pytest.fixture
-async def auth_server() -> AsyncIterator[LocalAS]:
-    local = LocalAS()
-    await local.start()
-    yield local
-    await local.stop()
 
 
 async def _serve(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,6 @@ LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 WAIT = 30.0
 PIN = "493817"
-
-
-@pytest.fixture
-async def auth_server() -> AsyncIterator[LocalAS]:
-    local = LocalAS()
-    await local.start()
-    yield local
-    await local.stop()
 
 
 class Caller:

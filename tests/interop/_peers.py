@@ -86,11 +86,12 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def serve_http(target: str | Path, log: Path, *options: str) -> Iterator[str]:
-    """Run ``python -m mcp_notebook serve TARGET --http 127.0.0.1:PORT OPTIONS``; yield its endpoint URL."""
-    port = free_port()
+def serve_http(target: str | Path, log: Path, *options: str, port: int | None = None) -> Iterator[str]:
+    """Run ``python -m mcp_notebook serve TARGET --http 127.0.0.1:PORT OPTIONS`` (PORT: ``port``, or a free
+    one); yield its endpoint URL. Its output is appended to ``log``."""
+    port = port or free_port()
     command = [sys.executable, "-m", "mcp_notebook", "serve", str(target), "--http", f"127.0.0.1:{port}"]
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         process = subprocess.Popen(
             [*command, *options], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
         )

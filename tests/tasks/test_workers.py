@@ -16,7 +16,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 from mcp_notebook import Client
 from mcp_notebook.protocol import era
 from mcp_notebook.protocol.tasks import EXTENSION
-from tests.interop._peers import ROOT, _stop, _wait_listening, free_port
+from tests.interop._peers import ROOT, _stop, _wait_listening, free_port, serve_http
 from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.timeout(120)
@@ -36,22 +35,12 @@ V = "2026-07-28"
 WAIT = 20.0
 
 
-@contextlib.contextmanager
-def serve(log: Path, *options: str, port: int | None = None, key: str | None = KEY) -> Iterator[str]:
+def serve(
+    log: Path, *options: str, port: int | None = None, key: str | None = KEY
+) -> contextlib.AbstractContextManager[str]:
     """``python -m mcp_notebook serve _fixture.py --http 127.0.0.1:PORT OPTIONS``; yields the URL."""
-    port = port or free_port()
-    command = [sys.executable, "-m", "mcp_notebook", "serve", str(FIXTURE), "--http", f"127.0.0.1:{port}"]
-    if key is not None:
-        command += ["--state-key", key]
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [*command, *options], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        _wait_listening(process, port, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(process)
+    state = ["--state-key", key] if key is not None else []
+    return serve_http(FIXTURE, log, *state, *options, port=port)
 
 
 class Modern:

@@ -6,7 +6,7 @@ Spec: https://modelcontextprotocol.io/specification/2026-07-28/basic/transports#
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 from ._http_sessions import Exchange, FirstActivity, _Session, _Stream
 from .base import Peer, Serves
 
-__all__ = ["ModernPosts", "modern_answer"]
+__all__ = ["ModernPosts", "modern_answer", "ready"]
 
 _LEGACY_NEWEST_FIRST = tuple(reversed(SUPPORTED_VERSIONS))  # what a -32022 answer lists after the modern ones
 
@@ -80,16 +80,17 @@ class ModernPosts:
             request.headers.get("MCP-Protocol-Version", "").strip() in MODERN_VERSIONS
         )
 
-    async def _post_modern(
+    def _post_modern(
         self, request: web.BaseRequest, message: Request | Notification, text: Wire
-    ) -> web.StreamResponse:
+    ) -> Awaitable[web.StreamResponse]:
         """Serve one modern request on a short-lived engine of its own: nothing outlives the response.
 
         Header and ``_meta`` errors are answered here with their HTTP status (400, or 404 for an unknown
-        method). Closing the response stream cancels the request (2026 transports#cancellation).
+        method). Closing the response stream cancels the request (2026 transports#cancellation). A plain
+        function returning what to await: one coroutine level fewer to resume with the request's handler.
         """
         if not isinstance(message, Request):
-            return web.Response(status=202)  # the 2026 core defines no client notifications over HTTP
+            return ready(web.Response(status=202))  # the 2026 core defines no client notifications over HTTP
         try:
             error = modern.check_headers(request.headers, message.method, message.params)
             if error is not None:
@@ -98,14 +99,20 @@ class ModernPosts:
             modern.check_meta(text, message, also=_LEGACY_NEWEST_FIRST)
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
-            return modern_answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data)))
+            return ready(modern_answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data))))
         self._requests += 1
         request_id = f"request-{self._requests}"  # no session: the id is for logs
         # A listen request's answer IS a stream (basic/patterns/subscriptions: "the POST response is a
         # long-lived SSE stream"), so it gets SSE even from a server that answers other requests in JSON.
         json_mode = self.json_response and message.method != "subscriptions/listen"
         if self._serve_inline is not None and message.method != "subscriptions/listen":  # (a long stream)
-            return await self._post_inline(request, message, request_id, text, json_mode)
+            return self._post_inline(request, message, request_id, text, json_mode)
+        return self._post_served(request, message, request_id, text, json_mode)
+
+    async def _post_served(
+        self, request: web.BaseRequest, message: Request, request_id: str, text: str, json_mode: bool
+    ) -> web.StreamResponse:
+        """A modern request served by ``serve_one`` (its handler in a task of its own) or a ``serve`` loop."""
         session = self._session(request_id, request)
         stream = session.open_request(message, json_mode=json_mode)
         stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
@@ -207,6 +214,11 @@ class ModernPosts:
                 self._header_schemas.clear()
             known = self._header_schemas[id(schema)] = (schema, bool(header_params(schema)[0]))
         return known[1]
+
+
+async def ready(response: web.StreamResponse) -> web.StreamResponse:
+    """``response``, to be awaited where a coroutine is expected."""
+    return response
 
 
 def modern_answer(text: str, *, handled: bool = False) -> web.Response:

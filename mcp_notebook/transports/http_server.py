@@ -56,7 +56,7 @@ from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
 
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts
 from ._http_guard import error_response as _error
-from ._http_modern import ModernPosts
+from ._http_modern import ModernPosts, ready
 from ._http_sessions import Exchange, FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream
 from ._http_streams import _WATCH_SECONDS, SSEStreams, _gone
 from .base import INLINE, Peer, Serves, ServesOne
@@ -314,15 +314,15 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             raise web.HTTPNotFound()
         refusal = self.guard.check(request)
         if refusal is not None:
-            return _ready(refusal)
+            return ready(refusal)
         method = request.method
         if method == "POST":
             return self._post(request)
         if method == "GET":
             return self._get(request)
         if method == "DELETE":
-            return _ready(self._delete(request))
-        return _ready(_error(405, "Method not allowed", headers={"Allow": "GET, POST, DELETE"}))
+            return ready(self._delete(request))
+        return ready(_error(405, "Method not allowed", headers={"Allow": "GET, POST, DELETE"}))
 
     def _session_for(self, request: web.BaseRequest) -> _Session | web.Response:
         session_id = request.headers.get("Mcp-Session-Id")
@@ -482,10 +482,6 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return found
         found.terminate("the client ended the session (DELETE)")
         return web.Response(status=200)
-
-
-async def _ready(response: web.StreamResponse) -> web.StreamResponse:
-    return response
 
 
 @functools.lru_cache(maxsize=64)  # a client sends the same Content-Type with every request

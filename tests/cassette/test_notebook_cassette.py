@@ -18,7 +18,7 @@ from mcp_notebook.engine.cassette import exchanges, read_cassette
 from mcp_notebook.engine.verify import verify
 from mcp_notebook.errors import TargetError
 from mcp_notebook.export import export_notebook
-from tests.interop._peers import ROOT
+from tests.cassette.test_cassette_cli import cli
 from tests.notebook import ipyshell
 
 shell = ipyshell.shell
@@ -154,14 +154,14 @@ async def test_exported_module_passes_the_notebook_cassette(shell: Any, tmp_path
         session(mcp)
     notebook = write_notebook(tmp_path / "units.ipynb", CELLS)
     exported = tmp_path / "server.py"
-    made = _cli("export", str(notebook), "-o", str(exported))
+    made = cli("export", str(notebook), "-o", str(exported))
     assert made.returncode == 0, made.stderr
 
-    passed = _cli("verify", str(cassette), "--", sys.executable, str(exported))
+    passed = cli("verify", str(cassette), "--", sys.executable, str(exported))
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "all answered as recorded" in passed.stdout
 
-    served = _cli("verify", str(cassette), str(notebook))  # the notebook itself, by the command line
+    served = cli("verify", str(cassette), str(notebook))  # the notebook itself, by the command line
     assert served.returncode == 0, served.stdout + served.stderr
 
     from mcp_notebook.notebook.notebook_file import load_notebook, unload_notebook
@@ -175,18 +175,7 @@ async def test_exported_module_passes_the_notebook_cassette(shell: Any, tmp_path
 
     broken = tmp_path / "broken.py"
     broken.write_text(exported.read_text().replace("math.hypot(a, b)", "a + b"))
-    failed = _cli("verify", str(cassette), "--", sys.executable, str(broken))
+    failed = cli("verify", str(cassette), "--", sys.executable, str(broken))
     assert failed.returncode == 1
     assert "result.structuredContent.result" in failed.stdout
     assert "recorded: 5.0" in failed.stdout and "live:     7.0" in failed.stdout
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_notebook", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )

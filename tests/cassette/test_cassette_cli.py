@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 from mcp_notebook import Client
 from tests.cassette.sample import make
 from tests.cassette.test_record_replay import client, record, script
-from tests.interop._peers import ROOT, _stop, _wait_listening, free_port
+from tests.interop._peers import ROOT, free_port, listening, serve_http
 
 SAMPLE = ROOT / "tests" / "cassette" / "sample.py"
 RUN_TIMEOUT = 120
@@ -46,23 +47,12 @@ def cassettes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def replay_http(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
     def start(path: Path) -> str:
         port = free_port()
-        log = tmp_path / "replay.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "mcp_notebook", "replay", str(path), "--http", f"127.0.0.1:{port}"],
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        started.append(process)
-        _wait_listening(process, port, log)
-        return f"http://127.0.0.1:{port}/mcp"
+        command = [sys.executable, "-m", "mcp_notebook", "replay", str(path), "--http", f"127.0.0.1:{port}"]
+        url, _ = started.enter_context(listening(command, port, tmp_path / "replay.log"))
+        return url
 
-    started: list[subprocess.Popen[bytes]] = []
-    yield start
-    for process in started:
-        _stop(process)
+    with contextlib.ExitStack() as started:
+        yield start
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -103,29 +93,8 @@ def test_verify_against_a_command(cassettes: dict[str, Path]) -> None:
 
 
 def test_verify_against_a_url(cassettes: dict[str, Path], tmp_path: Path) -> None:
-    port = free_port()
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mcp_notebook",
-                "serve",
-                f"{SAMPLE}:changed",
-                "--http",
-                f"127.0.0.1:{port}",
-            ],
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_listening(process, port, log)
-        run = cli("verify", str(cassettes["modern"]), f"http://127.0.0.1:{port}/mcp")
-    finally:
-        _stop(process)
+    with serve_http(f"{SAMPLE}:changed", tmp_path / "serve.log") as url:
+        run = cli("verify", str(cassettes["modern"]), url)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "tools[echo].inputSchema.properties.loud" in run.stdout
 

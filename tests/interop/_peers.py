@@ -86,20 +86,30 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
+def listening(
+    command: list[str], port: int, log: Path, *, cwd: Path | None = ROOT, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Run ``command`` (its output appended to ``log``) until it listens on 127.0.0.1:``port``; yield its
+    endpoint URL (``/mcp``) and the process; stop it at the end (by PID: SIGTERM, bounded, then SIGKILL)."""
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        _wait_listening(process, port, log)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        _stop(process)
+
+
+@contextlib.contextmanager
 def serve_http(target: str | Path, log: Path, *options: str, port: int | None = None) -> Iterator[str]:
     """Run ``python -m mcp_notebook serve TARGET --http 127.0.0.1:PORT OPTIONS`` (PORT: ``port``, or a free
     one); yield its endpoint URL. Its output is appended to ``log``."""
     port = port or free_port()
     command = [sys.executable, "-m", "mcp_notebook", "serve", str(target), "--http", f"127.0.0.1:{port}"]
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [*command, *options], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        _wait_listening(process, port, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(process)
+    with listening([*command, *options], port, log) as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
@@ -28,11 +27,9 @@ from mcp_notebook import Client, MCPError
 from tests.interop._peers import (
     HERE,
     LOOPBACK,
-    ROOT,
     Peers,
-    _stop,
-    _wait_listening,
     free_port,
+    listening,
     node_env,
 )
 
@@ -62,15 +59,8 @@ def everything_url(peers: Peers, tmp_path_factory: pytest.TempPathFactory) -> It
     log = tmp_path_factory.mktemp("everything") / "everything.log"
     env = {**node_env(), "PORT": str(port), ENV_MARKER[0]: ENV_MARKER[1]}
     command = [str(peers.node), "-r", str(LOOPBACK), str(peers.everything), "streamableHttp"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        _wait_listening(process, port, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(process)  # by PID: SIGTERM, bounded wait, then SIGKILL
+    with listening(command, port, log, env=env) as (url, _):
+        yield url
 
 
 @pytest.fixture(params=["stdio", "http"])

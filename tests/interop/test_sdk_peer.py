@@ -13,7 +13,6 @@ The SDK is only ever used here, as a peer.
 from __future__ import annotations
 
 import base64
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from mcp import Client as SDKClient
 from mcp import StdioServerParameters
 
 from mcp_notebook import Client
-from tests.interop._peers import HERE, ROOT, _stop, _wait_listening, free_port, serve_http
+from tests.interop._peers import HERE, ROOT, free_port, listening, serve_http
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -202,19 +201,9 @@ def sdk_server_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def sdk_server_url(sdk_server_script: Path) -> Iterator[str]:
     port = free_port()
     log = sdk_server_script.with_suffix(".log")
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, str(sdk_server_script), str(port)],
-            cwd=sdk_server_script.parent,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_listening(process, port, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(process)  # by PID: SIGTERM, bounded wait, then SIGKILL
+    command = [sys.executable, str(sdk_server_script), str(port)]
+    with listening(command, port, log, cwd=sdk_server_script.parent) as (url, _):
+        yield url
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.interop._peers import ROOT, _wait_listening, free_port
+from tests.interop._peers import ROOT, free_port, listening
 
 READY = 20.0
 
@@ -84,20 +84,8 @@ def worker(
     port = port or free_port()
     command = [sys.executable, "-m", "mcp_notebook", "serve", str(FIXTURE), "--http", f"127.0.0.1:{port}"]
     command += ["--task-store", store, "--state-key", KEY, *options]
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
-        )
-    try:
-        _wait_listening(process, port, log)
-        yield f"http://127.0.0.1:{port}/mcp", process
-    finally:
-        _stop(process)
+    with listening(command, port, log, env={**os.environ, **(env or {})}) as started:
+        yield started
 
 
 EXAMPLE_HAPROXY = ROOT / "examples" / "scale" / "haproxy.cfg"
@@ -125,12 +113,5 @@ def haproxy(directory: Path, port: int, workers: list[int]) -> Iterator[str]:
     config = directory / "haproxy.cfg"
     config.write_text(haproxy_config(port, list(workers)))
     log = directory / "haproxy.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [binary, "-f", str(config), "-db"], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        _wait_listening(process, port, log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(process)
+    with listening([binary, "-f", str(config), "-db"], port, log, cwd=None) as (url, _):
+        yield url

@@ -16,7 +16,7 @@ from mcp_notebook.engine.runtime import Runtime
 from mcp_notebook.notebook.calls.policy import AuditLog
 from mcp_notebook.notebook.serving.console import ServerConsole
 from mcp_notebook.notebook.serving.server import IncomingPolicy, serve
-from tests.serving._http import WAIT, answer, open_session, request
+from tests.serving._http import WAIT, Reply, answer, open_session, request
 from tests.waiting import wait_until
 
 READ_ONLY = {"annotations": {"readOnlyHint": True}}
@@ -69,25 +69,26 @@ def test_policy_defaults_and_overrides() -> None:
         policy.set("nodot", "allow")
 
 
+def wipe(handle: Any, session: str, table: str, rid: int) -> Reply:
+    """``tools/call wipe(table)`` over the served handle's HTTP, as request ``rid``."""
+    arguments = {"name": "wipe", "arguments": {"table": table}}
+    return request(handle.url, handle.token, session, "tools/call", arguments, rid=rid)
+
+
+def wipe_in_thread(handle: Any, session: str, table: str, rid: int, replies: list[Any]) -> threading.Thread:
+    """:func:`wipe` from another thread; its reply goes to ``replies``."""
+    caller = threading.Thread(target=lambda: replies.append(wipe(handle, session, table, rid)))
+    caller.start()
+    return caller
+
+
 def test_destructive_call_waits_for_the_console_while_pings_answer(runtime: Runtime) -> None:
     console = ServerConsole(interactive=True)
     audit = AuditLog()
     with serve(make_server(), runtime=runtime, console=console, audit=audit) as handle:
         session = open_session(handle.url, handle.token, "claude-test")
         replies: list[Any] = []
-        caller = threading.Thread(
-            target=lambda: replies.append(
-                request(
-                    handle.url,
-                    handle.token,
-                    session,
-                    "tools/call",
-                    {"name": "wipe", "arguments": {"table": "t"}},
-                    rid=5,
-                )
-            )
-        )
-        caller.start()
+        caller = wipe_in_thread(handle, session, "t", 5, replies)
         wait_until(lambda: console.pending, "the approval card")
         assert request(handle.url, handle.token, session, "ping", {}, rid=6).status == 200  # not blocked
         listed = answer(request(handle.url, handle.token, session, "tools/list", {}, rid=7), 7)
@@ -107,31 +108,12 @@ def test_destructive_call_waits_for_the_console_while_pings_answer(runtime: Runt
         )
         assert entry.decided_by == "you, in the server console"
         # "always allow" for this client: approved now and not asked again
-        caller = threading.Thread(
-            target=lambda: replies.append(
-                request(
-                    handle.url,
-                    handle.token,
-                    session,
-                    "tools/call",
-                    {"name": "wipe", "arguments": {"table": "u"}},
-                    rid=8,
-                )
-            )
-        )
-        caller.start()
+        caller = wipe_in_thread(handle, session, "u", 8, replies)
         wait_until(lambda: console.pending, "the second approval card")
         console.answer("always")
         caller.join(WAIT)
         assert answer(replies[1], 8)["result"]["content"][0]["text"] == "wiped u"
-        again = request(
-            handle.url,
-            handle.token,
-            session,
-            "tools/call",
-            {"name": "wipe", "arguments": {"table": "v"}},
-            rid=9,
-        )
+        again = wipe(handle, session, "v", 9)
         assert answer(again, 9)["result"]["content"][0]["text"] == "wiped v"
         assert [e.status for e in audit.entries()] == ["denied", "done", "done"]
         assert audit.entries()[-1].decided_by == "always allow (this session)"
@@ -244,19 +226,7 @@ def test_cancelling_a_call_waiting_for_approval(runtime: Runtime) -> None:
     with serve(make_server(), runtime=runtime, console=console) as handle:
         session = open_session(handle.url, handle.token)
         replies: list[Any] = []
-        caller = threading.Thread(
-            target=lambda: replies.append(
-                request(
-                    handle.url,
-                    handle.token,
-                    session,
-                    "tools/call",
-                    {"name": "wipe", "arguments": {"table": "t"}},
-                    rid=3,
-                )
-            )
-        )
-        caller.start()
+        caller = wipe_in_thread(handle, session, "t", 3, replies)
         wait_until(lambda: console.pending, "the approval card")
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}
         from tests.serving._http import post

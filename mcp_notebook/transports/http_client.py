@@ -383,10 +383,17 @@ class StreamableHTTPClientTransport:
             self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
             return
         if not isinstance(wire.decoded, list):
-            self._deliver(wire, request)
-            return
-        for item in wire.decoded:  # a 2025-03-26 server may answer with a batch: one message each
-            self._deliver(Wire(json.dumps(item, separators=(",", ":")), item), request)
+            if self._deliver(wire, request):
+                return
+        else:
+            answered = False
+            for item in wire.decoded:  # a 2025-03-26 server may answer with a batch: one message each
+                answered |= self._deliver(Wire(json.dumps(item, separators=(",", ":")), item), request)
+            if answered:
+                return
+        # The one response to the request was not its answer: nothing else will bring it (not a timeout).
+        reason = f"the server's JSON answer did not answer request {request.id!r}: {snippet(text)}"
+        self._inbox.put(error_response(request.id, reason))
 
     def _deliver(self, text: str, request: Request | None) -> bool:
         """Queue one incoming message (decoded here once); True when it answers ``request``."""

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, peek, serialize
@@ -22,6 +22,9 @@ from mcp_notebook.protocol.modern import META_SUBSCRIPTION_ID
 from .base import TransportClosed
 from .http_limits import HTTPLimits
 from .sse import encode_event
+
+if TYPE_CHECKING:
+    from ._http_modern import ModernPosts
 
 __all__ = ["Exchange", "FirstActivity", "HTTPSessionTransport", "Sessions"]
 
@@ -377,16 +380,6 @@ class _Session:
         self._on_end(self)
 
 
-class ExchangeOwner(Protocol):
-    """What an :class:`Exchange` asks of the server that runs it."""
-
-    def _exchange_session(self, exchange: Exchange) -> _Session: ...
-
-    def _exchange_writer(self, exchange: Exchange) -> asyncio.Task[Any]: ...
-
-    def _forget(self, exchange: Exchange) -> None: ...
-
-
 class Exchange:
     """A 2026-07-28 request whose handler runs in its POST's own task (``Server.serve_inline``), as the
     engine's transport. Until the handler sends something besides its answer nothing more is built: the
@@ -409,7 +402,7 @@ class Exchange:
     end_engine: Callable[[str], None] | None = None
 
     def __init__(
-        self, exchange_id: str, request: Request, http_request: Any, json_mode: bool, owner: ExchangeOwner
+        self, exchange_id: str, request: Request, http_request: Any, json_mode: bool, owner: ModernPosts
     ) -> None:
         self.id = exchange_id
         self.request = request

@@ -116,6 +116,7 @@ class StreamableHTTPClientTransport:
         self._tools: Mapping[str, Mapping[str, Any]] = {}
         self._mirrors: dict[str, bool] = {}
         self._routed: dict[tuple[str, str | None, str | None], CIMultiDictProxy[str]] = {}
+        self._posting: tuple[object, CIMultiDictProxy[str]] = (None, CIMultiDictProxy(CIMultiDict()))
         self._get_task: asyncio.Task[None] | None = None
         self._closed = False
         self._on_fallback: FallbackHook | None = None  # set by http_connect.HTTPClientTransport while probing
@@ -239,11 +240,16 @@ class StreamableHTTPClientTransport:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    def _post_headers(self) -> dict[str, str]:
-        headers = self._base_headers()
-        headers["Content-Type"] = "application/json"
-        headers["Accept"] = _ACCEPT
-        return headers
+    def _post_headers(self) -> Mapping[str, str]:
+        """A session's POST headers, made again only when its id or version changed (as aiohttp's read-only
+        multidict, which it would otherwise build from a dict on every request)."""
+        key = (self.session_id, self.protocol_version)
+        if self._posting[0] != key:
+            headers = self._base_headers()
+            headers["Content-Type"] = "application/json"
+            headers["Accept"] = _ACCEPT
+            self._posting = (key, CIMultiDictProxy(CIMultiDict(headers)))
+        return self._posting[1]
 
     def _post(self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> _Post:
         """``async with`` it: POST ``message``; a 429 is retried after its ``Retry-After`` while the waits

@@ -27,7 +27,7 @@ from mcp_notebook.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from ._http_guard import Guard
-from ._http_sessions import Exchange, FirstActivity, _Session, _Stream
+from ._http_sessions import Exchange, ExchangeHooks, FirstActivity, _Session, _Stream
 from .base import Peer, Serves
 
 __all__ = ["ModernPosts", "modern_answer", "ready"]
@@ -48,6 +48,7 @@ class ModernPosts:
         _serve_one: Callable[..., Callable[[str], None]] | None
         _serve_inline: Callable[..., tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]] | None
         _first: FirstActivity
+        _exchange_hooks: ExchangeHooks
         _header_schemas: dict[int, tuple[dict[str, Any], bool]]
         _peers: dict[tuple[str | None, str | None], Peer]
 
@@ -148,7 +149,7 @@ class ModernPosts:
         leaves first (the watcher) or while streamed (the writer) ends the request, which cancels the
         handler (Server.serve_inline)."""
         assert self._serve_inline is not None
-        exchange = Exchange(request_id, message, request, json_mode, self)
+        exchange = Exchange(request_id, message, request, json_mode, self._exchange_hooks)
         self._modern.add(exchange)  # so that stop() answers it like a legacy session's requests
         try:
             peer = self._peer(self.guard.credential(request), self._who(request))

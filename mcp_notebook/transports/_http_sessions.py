@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from mcp_notebook.protocol.errors import INTERNAL_ERROR
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, Request, RequestId, Response, parse, peek, serialize
@@ -23,10 +23,7 @@ from .base import TransportClosed
 from .http_limits import HTTPLimits
 from .sse import encode_event
 
-if TYPE_CHECKING:
-    from ._http_modern import ModernPosts
-
-__all__ = ["Exchange", "FirstActivity", "HTTPSessionTransport", "Sessions"]
+__all__ = ["Exchange", "ExchangeHooks", "FirstActivity", "HTTPSessionTransport", "Sessions"]
 
 log = logging.getLogger("mcp_notebook.http")
 
@@ -380,6 +377,14 @@ class _Session:
         self._on_end(self)
 
 
+class ExchangeHooks(NamedTuple):
+    """What an :class:`Exchange` asks of the server running it (made once per server)."""
+
+    open: Callable[[Exchange], _Session]  # the request's session, when it needs one
+    write: Callable[[Exchange], asyncio.Task[Any]]  # the task writing its stream as the POST's SSE response
+    end: Callable[[Exchange], None]  # it is over: forget it and end its engine
+
+
 class Exchange:
     """A 2026-07-28 request whose handler runs in its POST's own task (``Server.serve_inline``), as the
     engine's transport. Until the handler sends something besides its answer nothing more is built: the
@@ -402,13 +407,13 @@ class Exchange:
     end_engine: Callable[[str], None] | None = None
 
     def __init__(
-        self, exchange_id: str, request: Request, http_request: Any, json_mode: bool, owner: ModernPosts
+        self, exchange_id: str, request: Request, http_request: Any, json_mode: bool, hooks: ExchangeHooks
     ) -> None:
         self.id = exchange_id
         self.request = request
         self.http_request = http_request  # the aiohttp request
         self.json_mode = json_mode
-        self._owner = owner
+        self._hooks = hooks
         self.activity = asyncio.Event()
 
     def signal_activity(self) -> None:
@@ -443,7 +448,7 @@ class Exchange:
     def open(self) -> _Session:
         """The request's session and stream, as a modern POST served otherwise has (made once)."""
         if self.session is None:
-            session = self._owner._exchange_session(self)
+            session = self._hooks.open(self)
             stream = session.open_request(self.request, json_mode=self.json_mode)
             stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
             stream.on_activity = self._stream_activity
@@ -456,7 +461,7 @@ class Exchange:
     def _stream_activity(self) -> None:
         stream = self.stream
         if self.running and self.writer is None and stream is not None and not stream.finished:
-            self.writer = self._owner._exchange_writer(self)
+            self.writer = self._hooks.write(self)
             self.writer.add_done_callback(self._written)
 
     def _written(self, _: asyncio.Task[Any]) -> None:
@@ -473,7 +478,7 @@ class Exchange:
             if answer_pending:
                 self.answer = _final_answer(self.request, self.request.id, reason)
             self.signal_activity()
-        self._owner._forget(self)
+        self._hooks.end(self)
 
 
 def _final_answer(request: Request | None, request_id: RequestId, reason: str) -> str:

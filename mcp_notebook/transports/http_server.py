@@ -57,7 +57,15 @@ from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts
 from ._http_guard import error_response as _error
 from ._http_modern import ModernPosts, ready
-from ._http_sessions import Exchange, FirstActivity, HTTPSessionTransport, Sessions, _Session, _Stream
+from ._http_sessions import (
+    Exchange,
+    ExchangeHooks,
+    FirstActivity,
+    HTTPSessionTransport,
+    Sessions,
+    _Session,
+    _Stream,
+)
 from ._http_streams import _WATCH_SECONDS, SSEStreams, _gone
 from .base import INLINE, Peer, Serves, ServesOne
 from .http_limits import HTTPLimits, RateLimiter, client_key, rate_limit_middleware, within_limit
@@ -141,6 +149,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         self._runner: web.BaseRunner | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._first = FirstActivity(_gone, _WATCH_SECONDS)  # POSTs waiting for their first message
+        self._exchange_hooks = ExchangeHooks(self._exchange_session, self._exchange_writer, self._forget)
         self._watcher: asyncio.Task[None] | None = None
         # id(inputSchema) -> (the schema, whether it has x-mcp-header parameters): walked once per schema
         self._header_schemas: dict[int, tuple[dict[str, Any], bool]] = {}

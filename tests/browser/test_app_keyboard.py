@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FrameLocator, Page, expect
 
 from tests.waiting import wait_until
 
@@ -55,20 +55,26 @@ LAYER_TABBABLE = """() => [...document.querySelectorAll(".mcpnb-app-layer *")]
 INSIDE = "() => document.hasFocus() && document.activeElement !== document.body && document.activeElement.id"
 
 
-def focus(notebook: Notebook) -> str:
-    where = str(notebook.page.evaluate(FOCUS))
-    if where != "frame":
-        return where
-    inside = app_view(notebook.output(3)).locator("body").evaluate(INSIDE)
-    return f"app:{inside}" if inside else "frame"
+class Keys:
+    """The keyboard on a notebook whose app (``view``: its document) is in output 3."""
 
+    def __init__(self, notebook: Notebook, view: FrameLocator) -> None:
+        self.notebook = notebook
+        self.view = view
 
-def press(notebook: Notebook, key: str, expected: str) -> None:
-    notebook.page.keyboard.press(key)
-    try:
-        wait_until(lambda: focus(notebook) == expected, f"{key} to reach {expected}", timeout=30)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}; the focus is at {focus(notebook)}") from None
+    def focus(self) -> str:
+        where = str(self.notebook.page.evaluate(FOCUS))
+        if where != "frame":
+            return where
+        inside = self.view.locator("body").evaluate(INSIDE)
+        return f"app:{inside}" if inside else "frame"
+
+    def press(self, key: str, expected: str) -> None:
+        self.notebook.page.keyboard.press(key)
+        try:
+            wait_until(lambda: self.focus() == expected, f"{key} to reach {expected}", timeout=30)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the focus is at {self.focus()}") from None
 
 
 def accessible_group(page: Page, name: str) -> list[str]:
@@ -95,40 +101,51 @@ def accessible_group(page: Page, name: str) -> list[str]:
     return [str(value(child, "role")) for child in shown(groups[0])]
 
 
-@both_frontends
-def test_tab_goes_through_the_app_in_its_place(open_notebook: OpenNotebook) -> None:
-    notebook = open_notebook(["%load_ext mcp_notebook", TOOL, LINES, CALL])
+def open_app(open_notebook: OpenNotebook, tool: str) -> Notebook:
+    notebook = open_notebook(["%load_ext mcp_notebook", tool, LINES, CALL])
     notebook.run_all()
     assert not notebook.errors(), notebook.errors()
+    return notebook
+
+
+@both_frontends
+def test_tab_goes_through_the_app_in_its_place(open_notebook: OpenNotebook) -> None:
+    notebook = open_app(open_notebook, TOOL)
     output = notebook.output(3)
-    expect(app_view(output).locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
+    keys = Keys(notebook, app_view(output))
+    expect(keys.view.locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
     frame = app_frame(output)
     expect(frame).to_be_visible()
 
-    # the control before the app, then the app (the frame, then its own controls), then the next control
     # the control before the app at the bottom of the notebook's view, the app below it, out of view (its
-    # frame hidden): Tab brings the app into view and enters it
+    # frame hidden): Tab brings the app into view and stops on its frame, then goes through the app's own
+    # controls, then on to the next control after the app
     before = output.locator(".mcpnb-app-mode-fullscreen")
     before.focus()
     before.evaluate("node => node.scrollIntoView({block: 'end'})")
     expect(frame).to_be_hidden()
-    assert focus(notebook) == before.evaluate("n => n.className")
-    press(notebook, "Tab", "frame")
-    press(notebook, "Tab", "app:first")
+    button = before.evaluate("n => n.className")
+    assert keys.focus() == button
+    keys.press("Tab", "frame")
+    keys.press("Shift+Tab", button)  # turned back at the app's frame
+    keys.press("Tab", "frame")
+    keys.press("Tab", "app:first")
     notebook.page.keyboard.type("typed")
-    expect(app_view(output).locator("#first")).to_have_value("typed")
-    press(notebook, "Tab", "app:last")
-    press(notebook, "Tab", "after-app")
+    expect(keys.view.locator("#first")).to_have_value("typed")
+    keys.press("Tab", "app:last")
+    keys.press("Tab", "after-app")
 
     # and back
-    press(notebook, "Shift+Tab", "frame")
-    press(notebook, "Shift+Tab", "app:last")
-    press(notebook, "Shift+Tab", "app:first")
-    press(notebook, "Shift+Tab", before.evaluate("n => n.className"))
+    keys.press("Shift+Tab", "frame")
+    keys.press("Tab", "after-app")  # turned back
+    keys.press("Shift+Tab", "frame")
+    keys.press("Shift+Tab", "app:last")
+    keys.press("Shift+Tab", "app:first")
+    keys.press("Shift+Tab", button)
 
     # a click into the app, then Tab out of its end: the next control too
-    app_view(output).locator("#last").click()
-    press(notebook, "Tab", "after-app")
+    keys.view.locator("#last").click()
+    keys.press("Tab", "after-app")
     # out of the app, nothing in the layer is in the page's Tab order: the end of the page stays its end
     assert notebook.page.evaluate(LAYER_TABBABLE) == [], notebook.page.evaluate(LAYER_TABBABLE)
 
@@ -138,3 +155,26 @@ def test_tab_goes_through_the_app_in_its_place(open_notebook: OpenNotebook) -> N
     assert title and "keyed" in title, title
     inside = accessible_group(notebook.page, title)  # the frame, and the slot's two entries (generic)
     assert inside.count("Iframe") == 1, inside
+
+
+def test_an_app_on_its_own_origin_too(open_notebook: OpenNotebook) -> None:
+    """An app with a domain of its own: the frame the host focuses is its guard document (apps/guard.js),
+    the proxy one frame deeper, on the app's origin."""
+    tool = TOOL.replace("@mcp.tool(app=", "@mcp.tool(domain='keys.example', app=")
+    notebook = open_app(open_notebook, tool)
+    output = notebook.output(3)
+    keys = Keys(notebook, app_frame(output).content_frame.frame_locator("iframe").frame_locator("iframe"))
+    expect(keys.view.locator("#state")).to_have_text("ready", timeout=KERNEL_TIMEOUT_MS)
+    before = output.locator(".mcpnb-app-mode-fullscreen")
+    before.focus()
+    button = before.evaluate("n => n.className")
+    keys.press("Tab", "frame")
+    keys.press("Shift+Tab", button)
+    keys.press("Tab", "frame")
+    keys.press("Tab", "app:first")
+    keys.press("Tab", "app:last")
+    keys.press("Tab", "after-app")
+    keys.press("Shift+Tab", "frame")
+    keys.press("Tab", "after-app")
+    keys.press("Shift+Tab", "frame")
+    keys.press("Shift+Tab", "app:last")

@@ -20,9 +20,20 @@ function guardDocument(origin, allow) {
   proxy.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
   if (${permissions}) proxy.setAttribute("allow", ${permissions});
   proxy.src = ${src};
+  let entered = 0; // as in apps/proxy.html: this document is the frame the host focuses
   addEventListener("message", (event) => {
-    if (event.source === parent) proxy.contentWindow && proxy.contentWindow.postMessage(event.data, ${at});
-    else if (event.source === proxy.contentWindow && event.origin === ${at}) parent.postMessage(event.data, "*");
+    const m = event.data;
+    const told = event.source === parent && m && m.method === "ui/notifications/sandbox-entered";
+    if (told) entered = m.params && m.params.forward ? 1 : -1;
+    else if (event.source === parent) proxy.contentWindow && proxy.contentWindow.postMessage(m, ${at});
+    else if (event.source === proxy.contentWindow && event.origin === ${at}) parent.postMessage(m, "*");
+  });
+  addEventListener("blur", () => { entered = 0; });
+  addEventListener("keydown", (event) => {
+    if (event.key !== "Tab" || !entered || event.shiftKey !== entered > 0) return;
+    event.preventDefault();
+    const params = { forward: !event.shiftKey };
+    parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-tab-back", params }, "*");
   });
   document.body.append(proxy);
 })();

@@ -442,6 +442,7 @@ function render({ model, el }) {
       if (mode === "inline") scrollUnder(slot, Number(message.params && message.params.dy));
       return;
     }
+    if (message.method === "ui/notifications/sandbox-tab-back") return place.leave(Boolean(message.params?.forward));
     if (message.method === "ui/notifications/sandbox-view-left") {
       return closeBridge("The app left its page; the bridge to it is closed.");
     }

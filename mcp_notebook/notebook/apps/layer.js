@@ -203,21 +203,26 @@ function follower(slot, isInline) {
   // The Tab key reaches the frame where its slot is: an entry at each end of the slot takes the focus on to
   // the frame (placed first: the browser has just scrolled the entry into view); from there the app's own
   // order applies (Tab: its first control, Shift+Tab: its last), and out of it the guards take it on.
-  const enter = () => {
+  // The frame's page is told from which side (apps/proxy.html): the key that turns back there comes back
+  // as leave(forward).
+  const enter = (forward) => {
     if (!frame || !inLayer || !frame.isConnected) return;
     clippers = clippersOf(slot);
     place();
+    if (frame.contentWindow) {
+      frame.contentWindow.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-entered", params: { forward } }, "*");
+    }
     frame.focus();
     if (document.activeElement !== frame) return;
     frame.dataset.mcpnbKeyed = "";
     guard(frame, slot);
   };
-  const entries = [0, 1].map(() => {
+  const entries = [true, false].map((forward) => {
     const entry = document.createElement("div");
     entry.className = "mcpnb-app-entry";
     entry.tabIndex = 0;
     entry.style.cssText = "position:absolute;left:0;width:1px;height:1px;outline:none";
-    entry.addEventListener("focus", enter);
+    entry.addEventListener("focus", () => enter(forward));
     return entry;
   });
   entries[0].style.top = "0";
@@ -259,6 +264,13 @@ function follower(slot, isInline) {
       ticks = 0;
       addEventListener("blur", onBlur); // once: the same listener is not added twice
       if (!handle) tick();
+    },
+    // the focus out of the frame, to what the Tab key reaches after the slot (forward) or before it
+    leave(forward) {
+      if (document.activeElement !== frame) return;
+      const next = besideSlot(slot, forward);
+      unguard(slot);
+      if (next) next.focus();
     },
     stop() {
       if (handle) cancelAnimationFrame(handle);

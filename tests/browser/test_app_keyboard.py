@@ -48,6 +48,15 @@ FOCUS = """() => {
     return at.id || at.className;
 }"""
 
+# posted from the proxy's realm by a view on the proxy's origin: a turn back (the guard's to say), a size
+FORGED = """() => {
+    const script = parent.document.createElement("script");
+    script.textContent = `
+        const post = (method, params) => parent.postMessage({jsonrpc: "2.0", method, params}, "*");
+        post("ui/notifications/sandbox-tab-back", {forward: true});
+        post("ui/notifications/size-changed", {height: 200});`;
+    parent.document.body.append(script);
+}"""
 # what the Tab key can reach in the host's layer (its frames, its guards)
 LAYER_TABBABLE = """() => [...document.querySelectorAll(".mcpnb-app-layer *")]
     .filter((node) => node.tabIndex >= 0).map((node) => node.tagName)"""
@@ -172,6 +181,11 @@ def test_an_app_on_its_own_origin_too(open_notebook: OpenNotebook) -> None:
     keys.press("Shift+Tab", button)
     keys.press("Tab", "frame")
     keys.press("Tab", "app:first")
+    # the view shares its proxy's origin, so it can post as its proxy: a turn back it says is not taken (the
+    # guard says it, not the proxy); the size it says after it, which the host takes, shows it went through
+    keys.view.locator("body").evaluate(FORGED)
+    expect(output.locator(".mcpnb-app-slot")).to_have_css("height", "200px")
+    assert keys.focus() == "app:first"
     keys.press("Tab", "app:last")
     keys.press("Tab", "after-app")
     keys.press("Shift+Tab", "frame")

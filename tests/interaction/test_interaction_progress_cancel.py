@@ -349,4 +349,52 @@ async def test_a_request_cancelled_before_its_handler_ran_frees_its_id() -> None
     await send({"id": 5, "method": "ping"})  # the id of a request that is over, used again
     assert "result" in await answer(5)
     assert 5 not in session.connection._running
+    # nor does it keep the handler's task (a handler's task leaves the set itself, in its own finally,
+    # which a task cancelled before its first step never runs)
+    assert handler_tasks(session.connection) == []
+    await hand.close()
+
+
+def handler_tasks(connection: Any) -> list[str]:
+    return [t.get_name() for t in connection._tasks if " handle " in t.get_name()]
+
+
+async def test_a_connection_keeps_no_handler_task_once_answered_and_closing_cancels_a_running_one() -> None:
+    """Each request's handler runs in a task the connection holds (so that closing cancels it) until it
+    ends: answered, failed, or cancelled while running; then it is gone from the connection's tasks."""
+    server, blocker = blocking_server()
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool
+    async def fail() -> str:
+        raise ValueError("no")
+
+    hand = await HandClient.initialized(server)
+    (session,) = server.sessions
+    for i in range(20):
+        await hand.send(
+            {"id": i, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+        )
+        assert (await hand.answer(i))["result"]["content"][0]["text"] == "x"
+    await hand.send({"id": 30, "method": "tools/call", "params": {"name": "fail", "arguments": {}}})
+    assert (await hand.answer(30))["result"]["isError"] is True
+    await hand.send({"id": 31, "method": "tools/call", "params": {"name": "block", "arguments": {}}})
+    await asyncio.wait_for(blocker.started.wait(), WAIT)
+    assert [name.split(" handle ")[1] for name in handler_tasks(session.connection)] == ["tools/call 31"]
+    await hand.send({"method": "notifications/cancelled", "params": {"requestId": 31}})
+    await asyncio.wait_for(blocker.cancelled.wait(), WAIT)
+    await hand.send({"id": 32, "method": "ping"})
+    await hand.answer(32)
+    assert handler_tasks(session.connection) == []
+    await hand.send({"id": 33, "method": "tools/call", "params": {"name": "block", "arguments": {}}})
+    blocker.started.clear()
+    blocker.cancelled.clear()
+    await asyncio.wait_for(blocker.started.wait(), WAIT)
+    (running,) = [t for t in session.connection._tasks if t.get_name().endswith("handle tools/call 33")]
+    await session.connection.aclose()  # closing cancels the handler still running, and waits for it
+    assert running.done() and blocker.cancelled.is_set()  # ended unanswered (_answer: cancelled)
+    assert handler_tasks(session.connection) == []
     await hand.close()

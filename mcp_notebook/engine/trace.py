@@ -132,7 +132,9 @@ class Trace:
 
     def entries(self, since: float | None = None) -> list[dict[str, Any]]:
         """Entries as ``{"direction", "time", "message"}`` dicts; with ``since``, only the later ones."""
-        return [e.as_dict() for e in self._made() if since is None or e.time >= since]
+        kept = list(self._entries)  # a copy first: the connection's thread appends meanwhile
+        # filtered on the stored time first: only the entries asked for are made
+        return [_new_entry(TraceEntry, f).as_dict() for f in kept if since is None or f[1] >= since]
 
     def _made(self) -> list[TraceEntry]:
         kept = list(self._entries)  # a copy first: the connection's thread appends meanwhile

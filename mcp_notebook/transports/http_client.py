@@ -38,6 +38,7 @@ from mcp_notebook.protocol.jsonrpc import (
 )
 from mcp_notebook.protocol.versions import LATEST_LEGACY
 
+from ._heap import reads_from_the_heap
 from ._http_common import (
     MAX_RETRY_AFTER,
     ClientInbox,
@@ -96,6 +97,7 @@ class StreamableHTTPClientTransport:
         timeout: float,
         inbox: ClientInbox | None = None,
     ) -> None:
+        reads_from_the_heap()  # no mmap per socket read (transports/_heap.py)
         self.url = url
         self.session_id: str | None = None
         self.protocol_version: str | None = None

@@ -451,7 +451,7 @@ class Connection:
             task = asyncio.ensure_future(coro)
             task.set_name(name)
         self._tasks.add(task)
-        if not leaves:
+        if not leaves or task.done():  # (done already: its own leaving ran before it was added)
             task.add_done_callback(self._tasks.discard)
         return task
 
@@ -495,7 +495,8 @@ class Connection:
         incoming = IncomingRequest(event.id, event.method, event.params, self, modern=event.modern)
         work = self._handle(incoming) if send else self._answer(incoming)
         task = self._spawn(work, f"{self.name} handle {event.method} {event.id}", leaves=send)
-        self._running[event.id] = (task, incoming)
+        if not task.done():  # (done: an eager task factory ran it to its end as it was made)
+            self._running[event.id] = (task, incoming)
         return task
 
     async def _handle(self, incoming: IncomingRequest) -> None:

@@ -382,10 +382,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return await self._post_batch(request, text)
         message = parse(text)[0]
         if isinstance(message, Invalid):
-            reply = message.reply or ErrorResponse(
-                None, INVALID_REQUEST, f"Invalid request: {message.reason}"
-            )
-            return web.Response(status=400, text=serialize(reply), content_type="application/json")
+            return _refused(message)
         if isinstance(message, Request | Notification) and self._is_modern(request, message):
             return await self._post_modern(request, message, text)
         if isinstance(message, Request) and message.method == "initialize":
@@ -423,6 +420,9 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return _error(400, f"Invalid request: {why}")
         items = parse(text, allow_batch=True)
         requests = [m for m in items if isinstance(m, Request)]
+        invalid = None if requests else next((m for m in items if isinstance(m, Invalid)), None)
+        if invalid is not None:  # no request, and no message ([], [1]): not accepted, as one invalid message
+            return _refused(invalid)
         ids = [r.id for r in requests]
         if len(set(ids)) < len(ids) or any(i in session.active for i in ids):
             return _error(400, "Invalid Request: a request id in the batch is already in use")
@@ -497,6 +497,12 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
 def _media_type(raw: str | None) -> str:
     """``request.content_type`` from the header's value: the media type, lower case, without parameters."""
     return "application/octet-stream" if raw is None else parse_content_type(raw)[0]
+
+
+def _refused(invalid: Invalid) -> web.Response:
+    """What is no valid message (or a batch of no request with such an item): 400 with its JSON-RPC error."""
+    reply = invalid.reply or ErrorResponse(None, INVALID_REQUEST, f"Invalid request: {invalid.reason}")
+    return web.Response(status=400, text=serialize(reply), content_type="application/json")
 
 
 async def _expect(request: web.BaseRequest) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..protocol.jsonrpc import RequestId
+from ._heap import reads_from_the_heap
 from ._stdio_io import (
     LineCallback,
     Lines,
@@ -116,6 +117,7 @@ class StdioServerTransport:
             raise ValueError("max_line_bytes must be positive")
         if max_backlog_bytes < 1:
             raise ValueError("max_backlog_bytes must be positive")
+        reads_from_the_heap()  # no mmap per pipe read (transports/_heap.py)
         self._max_backlog = max_backlog_bytes
         self._stdin, self._stdout = stdin, stdout
         self._max_line, self._on_invalid_line = max_line_bytes, on_invalid_line

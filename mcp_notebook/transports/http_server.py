@@ -54,6 +54,7 @@ from mcp_notebook.protocol.jsonrpc import (
 )
 from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
 
+from ._heap import reads_from_the_heap
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts
 from ._http_guard import error_response as _error
 from ._http_modern import ModernPosts, ready
@@ -168,6 +169,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         the port with other processes (SO_REUSEPORT; ``mcp-notebook serve --workers``)."""
         if self._runner is not None:
             raise RuntimeError("the server is already started")
+        reads_from_the_heap()  # no mmap per socket read (transports/_heap.py)
         # keepalive_timeout bounds how long a connection may sit without a complete request head (aiohttp
         # closes it when its handler still waits for one): slow-headers clients do not hold the server.
         # By cleanup time our sessions and streams have ended: only requests racing the shutdown remain.

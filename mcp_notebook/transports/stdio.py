@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 from ..protocol.jsonrpc import RequestId
+from ._heap import reads_from_the_heap
 from ._stdio_io import (
     BUFFER,
     Flow,
@@ -179,6 +180,7 @@ class StdioClientTransport:
         argv = list(command)
         if not argv:
             raise ValueError("the server command is empty")
+        reads_from_the_heap()  # no mmap per pipe read (transports/_heap.py)
         label = name or os.path.basename(argv[0])
         child_env = {**os.environ, **(env or {})} if inherit_env else dict(env or {})
         program = argv[0]

@@ -16,7 +16,6 @@ from aiohttp import web
 
 from mcp_notebook.protocol import modern
 from mcp_notebook.protocol.jsonrpc import Request, serialize
-from mcp_notebook.transports import _heap
 from mcp_notebook.transports._http_common import ExchangeFailed, content_type, exchange
 from mcp_notebook.transports.http_client import StreamableHTTPClientTransport
 from tests.local_http import serving
@@ -128,18 +127,3 @@ async def test_a_json_answer_whose_body_comes_after_its_headers_is_read_whole() 
         finally:
             await transport.aclose()
     assert json.loads(received) == json.loads(answer)
-
-
-async def test_the_client_frees_one_block_above_a_socket_read_once_per_process(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """transports/_heap.py: one 1 MiB block, allocated and freed when the first client transport is made,
-    so that glibc serves asyncio's 256 KiB socket reads from the heap instead of an mmap each."""
-    made: list[int] = []
-    monkeypatch.setattr(_heap, "_done", False)
-    monkeypatch.setattr(_heap, "bytes", made.append, raising=False)
-    for _ in range(2):
-        transport = await StreamableHTTPClientTransport.start("http://127.0.0.1:9/")
-        await transport.aclose()
-    assert made == [1 << 20]
-    assert made[0] > 256 * 1024  # above asyncio's read size (selector_events: max_size)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import io
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import aiohttp
+from aiohttp.helpers import parse_content_type
 
 from mcp_notebook.protocol.jsonrpc import ErrorResponse, RequestId, serialize
 
@@ -34,6 +36,7 @@ __all__ = [
     "exchange",
     "http_failure",
     "iter_sse",
+    "media_type",
     "owned_session",
     "request_body",
     "retry_after",
@@ -199,13 +202,16 @@ def request_body(message: str) -> bytes | io.BytesIO:
     return io.BytesIO(data) if len(data) > 512 * 1024 else data
 
 
-_JSON_TYPES = frozenset({"application/json", "application/json; charset=utf-8"})  # as servers spell it
+@functools.lru_cache(maxsize=64)  # a peer sends the same Content-Type with every message
+def media_type(raw: str | None) -> str:
+    """What aiohttp's ``content_type`` gives for a ``Content-Type`` header's value (the media type, lower
+    case, without parameters), parsed once per distinct value, not on each new request or response."""
+    return "application/octet-stream" if raw is None else parse_content_type(raw)[0]
 
 
 def content_type(resp: aiohttp.ClientResponse) -> str:
-    """``resp.content_type``; a JSON answer's usual spellings are known without aiohttp parsing the header
-    (on a new response object each time)."""
-    return "application/json" if resp.headers.get("Content-Type") in _JSON_TYPES else resp.content_type
+    """``resp.content_type``, without aiohttp parsing the header again for each new response."""
+    return media_type(resp.headers.get("Content-Type"))
 
 
 def owned_session(session: aiohttp.ClientSession | None) -> tuple[aiohttp.ClientSession, bool]:

@@ -115,8 +115,7 @@ class ModernPosts:
     ) -> web.StreamResponse:
         """A modern request served by ``serve_one`` (its handler in a task of its own) or a ``serve`` loop."""
         session = self._session(request_id, request)
-        stream = session.open_request(message, json_mode=json_mode)
-        stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
+        stream = session.open_modern_request(message, json_mode=json_mode)
         self._modern.add(session)  # so that stop() answers it like a legacy session's requests
         peer = self._peer(session.credential, session.identity)
         if self._serve_one is not None:

@@ -274,6 +274,12 @@ class _Session:
         self.active[request.id] = stream
         return stream
 
+    def open_modern_request(self, request: Request, *, json_mode: bool) -> _Stream:
+        """:meth:`open_request` for a 2026-07-28 POST: no resumability, so its SSE events carry no ids."""
+        stream = self.open_request(request, json_mode=json_mode)
+        stream.event_ids = False
+        return stream
+
     def open_batch(self, requests: list[Request], *, json_mode: bool) -> _Stream:
         """One stream for a 2025-03-26 batch: the engine answers it with one array (basic#batching)."""
         stream = self._new_stream(None, json_mode=json_mode)
@@ -449,8 +455,7 @@ class Exchange:
         """The request's session and stream, as a modern POST served otherwise has (made once)."""
         if self.session is None:
             session = self._hooks.open(self)
-            stream = session.open_request(self.request, json_mode=self.json_mode)
-            stream.event_ids = False  # 2026-07-28 transports: no resumability, so SSE events carry no ids
+            stream = session.open_modern_request(self.request, json_mode=self.json_mode)
             stream.on_activity = self._stream_activity
             self.session, self.stream = session, stream
             if self.close_reason is not None:

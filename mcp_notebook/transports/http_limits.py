@@ -159,17 +159,8 @@ class RateLimiter:
         return 0.0
 
     def release(self, key: str, address: str) -> None:
-        in_flight, address_key = self._in_flight, "from:" + address
-        left = in_flight.get(key, 0) - 1
-        if left > 0:
-            in_flight[key] = left
-        else:
-            in_flight.pop(key, None)
-        left = in_flight.get(address_key, 0) - 1
-        if left > 0:
-            in_flight[address_key] = left
-        else:
-            in_flight.pop(address_key, None)
+        _decrement(self._in_flight, key)
+        _decrement(self._in_flight, "from:" + address)
 
     def in_flight(self, key: str) -> int:
         """Requests of client ``key`` in flight (``from:ADDRESS``: of everyone at that address)."""
@@ -180,6 +171,14 @@ class RateLimiter:
             return
         full = self.burst / self.rate  # a bucket idle this long is full again: forgetting it changes nothing
         self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < full}
+
+
+def _decrement(counts: dict[str, int], name: str) -> None:
+    left = counts.get(name, 0) - 1
+    if left > 0:
+        counts[name] = left
+    else:
+        counts.pop(name, None)
 
 
 def client_key(request: web.BaseRequest, sessions: Container[str] = ()) -> str:

@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, cast
 
 from aiohttp import HttpVersion11, web
-from aiohttp.helpers import parse_content_type
 from aiohttp.typedefs import Middleware
 
 from mcp_notebook.protocol.errors import (
@@ -55,6 +54,7 @@ from mcp_notebook.protocol.jsonrpc import (
 from mcp_notebook.protocol.versions import SUPPORTED_VERSIONS
 
 from ._heap import reads_from_the_heap
+from ._http_common import media_type
 from ._http_guard import DEFAULT_ALLOWED_HOSTS, Guard, accepts
 from ._http_guard import error_response as _error
 from ._http_modern import ModernPosts, ready
@@ -371,7 +371,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return _error(400, "Parse error: the body is not UTF-8", code=PARSE_ERROR)
 
     async def _post(self, request: web.BaseRequest) -> web.StreamResponse:
-        if _media_type(request.headers.get("Content-Type")) != "application/json":
+        if media_type(request.headers.get("Content-Type")) != "application/json":
             return _error(415, "Unsupported Media Type: Content-Type must be application/json")
         if not accepts(request, "application/json", "text/event-stream"):
             return _error(406, "Not Acceptable: Accept must include application/json and text/event-stream")
@@ -493,12 +493,6 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
             return found
         found.terminate("the client ended the session (DELETE)")
         return web.Response(status=200)
-
-
-@functools.lru_cache(maxsize=64)  # a client sends the same Content-Type with every request
-def _media_type(raw: str | None) -> str:
-    """``request.content_type`` from the header's value: the media type, lower case, without parameters."""
-    return "application/octet-stream" if raw is None else parse_content_type(raw)[0]
 
 
 def _refused(invalid: Invalid) -> web.Response:

@@ -565,8 +565,7 @@ class _Post(exchange):
         headers: Mapping[str, str],
         timeout: aiohttp.ClientTimeout,
     ) -> None:
-        self._http, self._method, self._url, self._response = transport._http, "POST", transport.url, None
-        self._options: dict[str, Any] = {"headers": headers, "timeout": timeout}
+        super().__init__(transport._http, "POST", transport.url, headers=headers, timeout=timeout)
         self._message, self._name = message, transport._inbox.name
 
     async def __aenter__(self) -> aiohttp.ClientResponse:

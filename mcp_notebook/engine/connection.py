@@ -2,31 +2,22 @@
 
 Shared by both roles. One reader task turns incoming text into session events; each incoming request runs
 as its own task (so a slow handler never blocks pings, progress or other calls); each outgoing request waits
-on a future with a timeout that progress may extend. When the transport ends, every pending request fails at
-once with the transport's reason and every running handler is cancelled: nothing hangs.
+on a future with a timeout that progress may extend (engine/outgoing.py, a base of Connection). When the
+transport ends, every pending request fails at once with the transport's reason and every running handler is
+cancelled: nothing hangs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import inspect
 import logging
-import math
 from collections.abc import Awaitable, Callable, Coroutine
 from types import CoroutineType
 from typing import Any
 
-from ..protocol.errors import (
-    INTERNAL_ERROR,
-    ConnectionClosedError,
-    JSONRPCError,
-    LocalProtocolError,
-    RemoteProtocolError,
-    RequestTimeoutError,
-)
+from ..protocol.errors import INTERNAL_ERROR, ConnectionClosedError, JSONRPCError
 from ..protocol.jsonrpc import RequestId, valid_id
-from ..protocol.modern import is_modern
 from ..protocol.session import (
     ErrorReceived,
     Event,
@@ -39,19 +30,13 @@ from ..protocol.session import (
 from ..transports.base import PostsInline, TakesAnswers, Transport, TransportClosed
 from . import otel
 from .incoming import IncomingRequest
-from .pending import INLINE, Expired, Pending, ProgressCallback, Timers, cancelling, uncancelled
+from .outgoing import Outgoing
+from .pending import INLINE, Pending, ProgressCallback, Timers, cancelling, uncancelled
 from .trace import Trace
 
 __all__ = ["Connection", "IncomingRequest", "ProgressCallback"]
 
 log = logging.getLogger("mcp_notebook")
-NOTICE_WAIT = 1.0  # s a caller waits for its request's notice of cancellation to go out (then: background)
-
-
-def _noted(sending: asyncio.Task[None]) -> None:
-    """A notice of cancellation that failed once its caller stopped waiting: logged, not left unretrieved."""
-    if not sending.cancelled() and sending.exception() is not None:
-        log.debug("could not send a cancellation: %r", sending.exception())
 
 
 RequestHandler = Callable[[IncomingRequest], Awaitable[dict[str, Any]]]
@@ -62,17 +47,7 @@ async def _closed(request: IncomingRequest) -> dict[str, Any]:
     raise ConnectionClosedError("the connection ended")
 
 
-def _check_seconds(name: str, value: float | None) -> None:
-    """A request's timeout is a number of seconds, at least 0 (0: expire at once), or None for none: a NaN,
-    a negative number or a string is the caller's mistake, said before anything is sent (a NaN never
-    expired)."""
-    if value is None or (type(value) is float and value >= 0.0):  # the usual case (NaN fails ">=")
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
-        raise ValueError(f"{name} must be a number of seconds >= 0, or None for no limit; got {value!r}")
-
-
-class Connection:
+class Connection(Outgoing):
     """Drives one session over one transport. Start with :meth:`start`; end with :meth:`aclose`."""
 
     def __init__(
@@ -239,159 +214,6 @@ class Connection:
         if self._closed.is_set():
             raise self.close_reason or ConnectionClosedError(f"{self.name}: the connection is closed")
 
-    async def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        progress_callback: ProgressCallback | None = None,
-        max_timeout: float | None = None,
-        related_id: RequestId | None = None,
-        on_id: Callable[[RequestId], None] | None = None,
-    ) -> dict[str, Any]:
-        """Send a request and wait for its result, in an OpenTelemetry CLIENT span whose trace context
-        the request carries in ``_meta`` (``engine/otel.py``; nothing without OpenTelemetry).
-
-        ``on_id(request_id)`` is called before the request goes out (a listen stream's notifications name it).
-
-        ``timeout`` is reset by every progress notification when a ``progress_callback`` is given;
-        ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). Both run from the send
-        on: a send held up by a peer that stops reading (a full pipe) counts. A timeout or a
-        cancelled caller sends ``notifications/cancelled`` (basic/utilities/cancellation).
-        """
-        _check_seconds("timeout", timeout)
-        _check_seconds("max_timeout", max_timeout)
-        recorder = otel.tracer()
-        if recorder is None:
-            return await self._request(
-                method, params, timeout, progress_callback, max_timeout, related_id, on_id
-            )
-        with otel.client_span(recorder, method, params) as params:
-            return await self._request(
-                method, params, timeout, progress_callback, max_timeout, related_id, on_id
-            )
-
-    async def _request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        timeout: float | None,
-        progress_callback: ProgressCallback | None,
-        max_timeout: float | None,
-        related_id: RequestId | None,
-        on_id: Callable[[RequestId], None] | None,
-    ) -> dict[str, Any]:
-        self._check_open()
-        loop = asyncio.get_running_loop()
-        pending = Pending(loop.create_future(), self._timers, progress_callback)
-        token: int | None = None
-        if progress_callback is not None:
-            # A token unique among our active requests (basic/utilities/progress).
-            self._last_token += 1
-            token = self._last_token
-            params = dict(params or {})
-            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
-            self._progress[token] = pending
-        request_id, text = self.session.send_request(method, params)
-        self._pending[request_id] = pending
-        if on_id is not None:
-            on_id(request_id)
-        post = self._post_inline
-        if post is not None and not is_modern(params):
-            post = None
-        try:
-            if post is None:
-                # Armed first: a send held up by a peer that stops reading (a full pipe) counts too, and
-                # on 3.11+ the timeout or the connection's end stops it (pending.fail cancels this task).
-                self._arm(pending, timeout, max_timeout)
-                if INLINE:
-                    pending.caller = asyncio.current_task()
-                try:
-                    await self._send(text, related_id)
-                except asyncio.CancelledError:
-                    if not (pending.stopped and uncancelled(pending.caller)):  # type: ignore[arg-type]
-                        raise  # the caller's own cancel; else ours: the future says why
-                finally:
-                    pending.caller = None
-            else:
-                self._arm(pending, timeout, max_timeout)
-                await self._post_exchange(post, text, request_id, pending)
-            try:  # the answer (its timer is armed), awaited here: no coroutine of its own per request
-                result: dict[str, Any] = await pending.future
-                return result
-            except Expired as expired:
-                delay, capped = expired.args  # capped: the wait max_timeout allowed ended, not a window
-                waited = f"{max_timeout:g} s (max_timeout)" if capped and max_timeout else f"{delay:g} s"
-                if not pending.cut:
-                    await self._abandon(request_id, method, f"timed out after {waited}")
-                message = f"{method} (request {request_id}) timed out after {waited}"
-                raise RequestTimeoutError(message) from None
-        except asyncio.CancelledError:
-            if not pending.cut:  # a cut exchange already cancelled the request on the wire
-                await self._abandon(request_id, method, "the caller cancelled the request")
-            raise
-        finally:
-            pending.disarm()
-            self._pending.pop(request_id, None)
-            if token is not None:
-                self._progress.pop(token, None)
-
-    def _arm(self, pending: Pending, timeout: float | None, max_timeout: float | None) -> None:
-        """Start the request's timer (re-armed by progress); it fails the future when time runs out."""
-        loop = asyncio.get_running_loop()
-        if max_timeout is not None:
-            pending.deadline = loop.time() + max_timeout
-        pending.timeout = timeout
-        pending.arm(loop)
-
-    async def _post_exchange(
-        self, post: Callable[[str], Awaitable[None]], text: str, request_id: RequestId, pending: Pending
-    ) -> None:
-        """A 2026-07-28 request over a transport that can run its exchange in the caller's own task (HTTP:
-        the POST and its answer), with no task of its own and no wake-up through the future when the answer
-        came in time. A timeout, the connection's end or the peer ending the request stops the exchange
-        (pending.fail cancels this task; the future holds why); so does a cancelled caller. Either way the
-        exchange is cut, which the transport's contract makes the request's cancellation on the wire."""
-        self.trace.record("out", text)
-        task = asyncio.current_task()
-        pending.caller = task
-        try:
-            await post(text)
-        except asyncio.CancelledError:
-            pending.cut = True
-            self.trace.record("note", f"request {request_id}: its exchange was cut (its cancellation)")
-            if pending.stopped and task is not None and uncancelled(task):
-                return  # stopped by pending.fail alone: the caller learns why from the future
-            raise
-        finally:
-            pending.caller = None
-
-    async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
-        if method in ("initialize", "server/discover") or self._closed.is_set():
-            # The client MUST NOT cancel initialize; nor the era probe, which a legacy server may not know
-            # (its answer, if late, is dropped). A closed connection needs no notice.
-            return
-        try:
-            notice = self.session.cancel(request_id, reason)
-        except LocalProtocolError as exc:
-            log.debug("%s: could not send cancellation: %s", self.name, exc)
-            return
-        # Waited for while it goes out at once (the usual case: it is sent when the caller hears of the
-        # timeout); a peer that stopped reading (a full pipe) keeps it waiting in the background, not the
-        # caller, which would otherwise wait as long as the peer does.
-        sending = self._spawn(self._send_notice(notice), f"{self.name} cancel {request_id}")
-        sending.add_done_callback(_noted)
-        done, _ = await asyncio.wait((sending,), timeout=NOTICE_WAIT)
-        if done:
-            sending.result()  # its failure reaches the caller, as when the notice was awaited here
-
-    async def _send_notice(self, text: str) -> None:
-        try:
-            await self._send(text)
-        except ConnectionClosedError as exc:
-            log.debug("%s: could not send cancellation: %s", self.name, exc)
-
     # ---- receiving ---------------------------------------------------------------------------------------
     async def _read_loop(self) -> None:
         try:
@@ -431,15 +253,6 @@ class Connection:
             log.debug("%s: %s", self.name, event.reason)
             if event.reply is not None:
                 await self._send(event.reply)
-
-    def _resolve(self, request_id: RequestId, *, result: Any = None, error: Exception | None = None) -> None:
-        pending = self._pending.get(request_id)
-        if pending is None or pending.future.done():
-            return
-        if error is not None:
-            pending.future.set_exception(error)
-        else:
-            pending.future.set_result(result)
 
     def _spawn(self, coro: Awaitable[Any], name: str, *, leaves: bool = False) -> asyncio.Task[Any]:
         """Run ``coro`` in a task of this connection's (cancelled and awaited by :meth:`aclose`). ``leaves``:
@@ -572,29 +385,3 @@ class Connection:
         incoming.cancel_event.set()
         incoming.stopped = True
         task.cancel()
-
-    def _cancelled_by_peer(self, request_id: Any) -> None:
-        """2026-07-28: a server tearing down a stream of ours (``subscriptions/listen``) says so with
-        ``notifications/cancelled`` naming our request (basic/patterns/cancellation): that request ends."""
-        version = self.session.version
-        pending = self._pending.get(request_id) if valid_id(request_id) else None
-        if pending is None or version is None or version.era != "modern":
-            return
-        pending.fail(RemoteProtocolError(f"the server ended request {request_id!r}"))
-
-    def _on_progress(self, params: dict[str, Any]) -> None:
-        token = params.get("progressToken")
-        pending = self._progress.get(token) if isinstance(token, int) else None
-        if pending is None or pending.on_progress is None:
-            return
-        progress, total, message = params.get("progress"), params.get("total"), params.get("message")
-        if not isinstance(progress, (int, float)):
-            return  # malformed progress: ignore rather than crash the reader
-        if pending.expires is not None:
-            pending.arm(asyncio.get_running_loop())  # progress arrived: the timeout starts again
-        try:
-            outcome = pending.on_progress(progress, total, message)
-            if inspect.isawaitable(outcome):
-                self._spawn(outcome, f"{self.name} progress callback")
-        except Exception:
-            log.exception("%s: progress callback failed", self.name)

@@ -1,5 +1,5 @@
 """A connection's requests awaiting their answers: each one's future and timeout, the timeouts of all of
-them on one loop timer (engine/connection.py)."""
+them on one loop timer (engine/outgoing.py)."""
 
 from __future__ import annotations
 

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Client, Server
-from mcp_notebook.engine import connection, incoming, server_methods
+from mcp_notebook.engine import connection, incoming, outgoing, server_methods
 
 CALLS = 20
+ENGINE = (connection.__name__, incoming.__name__, outgoing.__name__)  # the modules of a Connection
 
 
 def make_server() -> Server:
@@ -36,7 +37,7 @@ async def test_a_plain_servers_call_makes_no_event_nor_incoming_call(
 
     def event(*args: Any, **kwargs: Any) -> Any:
         # the engine's (not a new worker's Thread): IncomingRequest.cancel_event or the connection
-        if sys._getframe(1).f_globals.get("__name__") in (connection.__name__, incoming.__name__):
+        if sys._getframe(1).f_globals.get("__name__") in ENGINE:
             made["Event"] += 1
         return real_event(*args, **kwargs)
 

@@ -12,8 +12,9 @@ import contextlib
 import email.utils
 import functools
 import io
+import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import aiohttp
@@ -29,6 +30,7 @@ __all__ = [
     "TRANSPORT_ERROR",
     "ClientInbox",
     "ExchangeFailed",
+    "RetriedPost",
     "ServerUnreachable",
     "SessionExpired",
     "content_type",
@@ -45,6 +47,8 @@ __all__ = [
 ]
 
 TRANSPORT_ERROR = -32000  # JSON-RPC "server error" range: the HTTP exchange failed, not the method
+log = logging.getLogger("mcp_notebook.http")  # the HTTP client transports' logger
+
 MAX_RETRY_AFTER = 10.0  # seconds of 429 ``Retry-After`` waits one message accepts, in total
 
 
@@ -117,6 +121,39 @@ class exchange:
             raise _failed(f"{self._method} {self._url}", failure) from failure
         if isinstance(exc, _FOREIGN):
             raise _failed(f"{self._method} {self._url}", exc) from exc
+
+
+class RetriedPost(exchange):
+    """What :meth:`.http_client.StreamableHTTPClientTransport._post` returns: the POST's :class:`exchange`,
+    whose 429 is retried (a class: one per request, where a generator-based context manager cost several
+    times as much; the exchange itself, not one around it). ``name`` names the transport in its logs."""
+
+    __slots__ = ("_message", "_name")
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        url: str,
+        name: str,
+        message: str,
+        headers: Mapping[str, str],
+        timeout: aiohttp.ClientTimeout,
+    ) -> None:
+        super().__init__(http, "POST", url, headers=headers, timeout=timeout)
+        self._message, self._name = message, name
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        waited = 0.0
+        while True:
+            self._options["data"] = request_body(self._message)  # each attempt its own (a stream if large)
+            resp = await exchange.__aenter__(self)
+            delay = retry_after(resp) if resp.status == 429 else None
+            if delay is None or waited + delay > MAX_RETRY_AFTER:
+                return resp
+            await exchange.__aexit__(self, None, None, None)
+            log.debug("%s: HTTP 429, retrying in %g s", self._name, delay)
+            waited += delay
+            await asyncio.sleep(delay)
 
 
 def retry_after(resp: aiohttp.ClientResponse, default: float = 1.0) -> float:

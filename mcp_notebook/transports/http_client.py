@@ -40,9 +40,9 @@ from mcp_notebook.protocol.versions import LATEST_LEGACY
 
 from ._heap import reads_from_the_heap
 from ._http_common import (
-    MAX_RETRY_AFTER,
     ClientInbox,
     ExchangeFailed,
+    RetriedPost,
     ServerUnreachable,
     SessionExpired,
     content_type,
@@ -51,8 +51,6 @@ from ._http_common import (
     http_failure,
     iter_sse,
     owned_session,
-    request_body,
-    retry_after,
     snippet,
 )
 from .base import TransportClosed
@@ -253,10 +251,10 @@ class StreamableHTTPClientTransport:
             self._posting = (key, CIMultiDictProxy(CIMultiDict(headers)))
         return self._posting[1]
 
-    def _post(self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> _Post:
+    def _post(self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> RetriedPost:
         """``async with`` it: POST ``message``; a 429 is retried after its ``Retry-After`` while the waits
         stay within MAX_RETRY_AFTER in total, then handed over like any other error status."""
-        return _Post(self, message, headers, timeout)
+        return RetriedPost(self._http, self.url, self._inbox.name, message, headers, timeout)
 
     async def _post_other(self, message: str, parsed: object) -> None:
         """A notification or a response: the server answers 202 (or an error we can only report)."""
@@ -549,34 +547,3 @@ class StreamableHTTPClientTransport:
         self._inbox.fail(
             SessionExpired(f"{self._inbox.name}: the server ended the MCP session; start a new one", detail)
         )
-
-
-class _Post(exchange):
-    """What :meth:`StreamableHTTPClientTransport._post` returns: the POST's :class:`exchange`, whose 429 is
-    retried (a class: one per request, where a generator-based context manager cost several times as
-    much; the exchange itself, not one around it)."""
-
-    __slots__ = ("_message", "_name")
-
-    def __init__(
-        self,
-        transport: StreamableHTTPClientTransport,
-        message: str,
-        headers: Mapping[str, str],
-        timeout: aiohttp.ClientTimeout,
-    ) -> None:
-        super().__init__(transport._http, "POST", transport.url, headers=headers, timeout=timeout)
-        self._message, self._name = message, transport._inbox.name
-
-    async def __aenter__(self) -> aiohttp.ClientResponse:
-        waited = 0.0
-        while True:
-            self._options["data"] = request_body(self._message)  # each attempt its own (a stream if large)
-            resp = await exchange.__aenter__(self)
-            delay = retry_after(resp) if resp.status == 429 else None
-            if delay is None or waited + delay > MAX_RETRY_AFTER:
-                return resp
-            await exchange.__aexit__(self, None, None, None)
-            log.debug("%s: HTTP 429, retrying in %g s", self._name, delay)
-            waited += delay
-            await asyncio.sleep(delay)

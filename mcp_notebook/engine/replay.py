@@ -132,9 +132,8 @@ class Cassette:
         finally:
             for task in list(running):
                 task.cancel()
-            for task in list(running):
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            if running:  # their ends are theirs; a cancel of serve's own task meanwhile still reaches it
+                await asyncio.gather(*running, return_exceptions=True)
 
     async def _answer(
         self,

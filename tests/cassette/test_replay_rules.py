@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook import Cassette, Client
+from mcp_notebook.transports.base import TransportClosed
 from mcp_notebook.transports.memory import memory_pair
 from tests.cassette.test_record_replay import record
 
@@ -164,3 +165,44 @@ async def test_an_unrecorded_listen_is_acknowledged_quiet(
             assert client.is_modern
             assert client.server_capabilities == {"tools": {"listChanged": True}}
     assert "subscriptions/listen failed" not in caplog.text
+
+
+class _SlowToStop:
+    """A transport whose one answer never goes out and whose send, once cancelled, ends only when told."""
+
+    def __init__(self) -> None:
+        self.sending, self.stopping, self.stop = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self.requests = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})]
+
+    async def receive(self) -> str:
+        if self.requests:
+            return self.requests.pop()
+        await self.sending.wait()
+        raise TransportClosed("the client hung up")
+
+    async def send(self, message: str, *, related_id: Any = None) -> None:
+        self.sending.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.stopping.set()
+            await self.stop.wait()
+            raise
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_cancel_of_serve_while_it_stops_its_requests_is_not_lost(tmp_path: Path) -> None:
+    """serve() ends when its client hangs up, cancelling the requests it still runs and awaiting them; a
+    cancel aimed at serve's own task meanwhile (its caller giving up) was swallowed with theirs
+    (contextlib.suppress(CancelledError) around each await): serve returned as if nothing had happened."""
+    transport = _SlowToStop()
+    serving = asyncio.get_running_loop().create_task(
+        Cassette(write(tmp_path / "b.jsonl", [])).serve(transport)
+    )
+    await asyncio.wait_for(transport.stopping.wait(), WAIT)  # serve's clean-up awaits the stopping request
+    serving.cancel()
+    transport.stop.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(serving, WAIT)

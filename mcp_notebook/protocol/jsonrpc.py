@@ -28,6 +28,7 @@ __all__ = [
     "RequestId",
     "Response",
     "Wire",
+    "json_type",
     "parse",
     "peek",
     "read",
@@ -369,6 +370,15 @@ def _classify_response(obj: dict[str, Any], msg_id: RequestId | None) -> Message
     ):
         return Invalid('"error" must be an object with an integer "code" and a string "message"', None)
     return ErrorResponse(msg_id, int(error["code"]), error["message"], error.get("data"))
+
+
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null"))
+
+
+def json_type(value: object) -> str | None:
+    """The JSON Schema type of a scalar (``True``: boolean, not integer), None for anything else (a tool's
+    enum and const schemas, tools/_typeschema.py; a result table's column types, notebook/rendering)."""
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), None)
 
 
 def _is_int(value: Any) -> bool:

@@ -21,6 +21,7 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
+from ..protocol.jsonrpc import json_type
 from ._jsonable import is_pydantic_model_class, to_jsonable
 from .adapters import annotated_schema as adapter_annotated_schema
 from .adapters import schema as adapter_schema
@@ -142,15 +143,10 @@ _SIMPLE: dict[object, Schema] = {
     set: {"type": "array", "uniqueItems": True},
     frozenset: {"type": "array", "uniqueItems": True},
 }
-_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null"))
-
-
-def _json_type(value: object) -> str | None:
-    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), None)
 
 
 def _with_uniform_type(schema: Schema, values: Sequence[object]) -> Schema:
-    kinds = {_json_type(v) for v in values}
+    kinds = {json_type(v) for v in values}
     if len(kinds) == 1 and None not in kinds:
         schema["type"] = kinds.pop()
     return schema

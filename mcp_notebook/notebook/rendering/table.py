@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...engine.tables import table_shape
+from ...protocol.jsonrpc import json_type
 from .base import esc, json_text
 
 __all__ = ["table_parts"]
 
 MAX_ROWS = 10
-_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null"))
 
 
 def _rows(structured: Any) -> list[Mapping[str, Any]] | None:
@@ -37,7 +37,7 @@ _KINDS: dict[type, str] = {}  # a value's JSON type by its Python type (they are
 def _kind(value: object) -> str:
     kind = _KINDS.get(type(value))
     if kind is None:
-        kind = _KINDS[type(value)] = next((name for t, name in _JSON_TYPES if isinstance(value, t)), "object")
+        kind = _KINDS[type(value)] = json_type(value) or "object"
     return kind
 
 

@@ -77,7 +77,10 @@ class Connection(Outgoing):
         self._reader_context = contextvars.Context()  # start(): the context the reader task runs in
         # The transport's optional capabilities (transports/base.py), looked up once in start().
         self._post_inline: Callable[[str], Awaitable[None]] | None = None
-        self._closed = asyncio.Event()
+        # Closed yet; the Event that wait_closed() waits on is made only when someone does (a lasting
+        # session's runner): a stateless request's connection, one per 2026-07-28 POST, never waits.
+        self._closed = False
+        self._closed_event: asyncio.Event | None = None
         self.close_reason: ConnectionClosedError | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
@@ -95,7 +98,7 @@ class Connection(Outgoing):
         through the transport's queue and the reader task: done when the reader is idle, so that nothing
         received earlier is unprocessed and the order of messages holds; False otherwise (queue it then).
         A request's handler starts in the reader's context, not the sender's (contextvars do not leak)."""
-        if not self._reader_idle or self._closed.is_set():
+        if not self._reader_idle or self._closed:
             return False
         self.trace.record("in", text)
         for event in self.session.receive(text):
@@ -161,14 +164,18 @@ class Connection(Outgoing):
 
     @property
     def closed(self) -> bool:
-        return self._closed.is_set()
+        return self._closed
 
     async def wait_closed(self) -> None:
-        await self._closed.wait()
+        if self._closed:
+            return
+        if self._closed_event is None:
+            self._closed_event = asyncio.Event()
+        await self._closed_event.wait()
 
     async def aclose(self) -> None:
         """Close the transport; pending requests fail, running handlers are cancelled."""
-        if not self._closed.is_set():
+        if not self._closed:
             self._shutdown(ConnectionClosedError(f"{self.name}: closed by this side"))
         try:
             await self.transport.aclose()
@@ -187,17 +194,21 @@ class Connection(Outgoing):
             await asyncio.wait(tasks, timeout=5)
 
     def _shutdown(self, reason: ConnectionClosedError) -> None:
-        if self._closed.is_set():
+        if self._closed:
             return
         self.close_reason = reason
         self.session.close()
-        self._closed.set()
-        for pending in list(self._pending.values()):
-            pending.fail(reason)
-        self._pending.clear()
+        self._closed = True
+        if self._closed_event is not None:
+            self._closed_event.set()
+        if self._pending:
+            for pending in list(self._pending.values()):
+                pending.fail(reason)
+            self._pending.clear()
         self._timers.stop()
-        for task, incoming in list(self._running.values()):
-            self._stop(task, incoming)
+        if self._running:
+            for task, incoming in list(self._running.values()):
+                self._stop(task, incoming)
 
     # ---- sending -----------------------------------------------------------------------------------------
     async def _send(self, text: str, related_id: RequestId | None = None) -> None:
@@ -211,7 +222,7 @@ class Connection(Outgoing):
         await self._send(self.session.send_notification(method, params), related_id)
 
     def _check_open(self) -> None:
-        if self._closed.is_set():
+        if self._closed:
             raise self.close_reason or ConnectionClosedError(f"{self.name}: the connection is closed")
 
     # ---- receiving ---------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ class Outgoing:
         _last_token: int
         _timers: Timers
         _post_inline: Callable[[str], Awaitable[None]] | None
-        _closed: asyncio.Event
+        _closed: bool
 
         def _check_open(self) -> None: ...
 
@@ -201,7 +201,7 @@ class Outgoing:
             pending.caller = None
 
     async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
-        if method in ("initialize", "server/discover") or self._closed.is_set():
+        if method in ("initialize", "server/discover") or self._closed:
             # The client MUST NOT cancel initialize; nor the era probe, which a legacy server may not know
             # (its answer, if late, is dropped). A closed connection needs no notice.
             return

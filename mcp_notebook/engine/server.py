@@ -129,6 +129,9 @@ class Server:
         self._completer: Callable[..., Any] | None = None
         self.sessions: set[ServerSession] = set()
         self._listeners: list[Listener] = []
+        # capabilities() as a one-request session reads it, and what it was made from (tasks_enabled, a copy
+        # of extensions): made again when either changes, not for every 2026-07-28 POST
+        self._request_capabilities: tuple[bool, dict[str, Any], dict[str, Any]] | None = None
 
     @property
     def name(self) -> str:
@@ -151,6 +154,20 @@ class Server:
             # extensions this server's own content uses (e.g. MCP Apps: io.modelcontextprotocol/ui)
             **({"extensions": dict(self.extensions)} if self.extensions else {}),
         }
+
+    def request_capabilities(self) -> dict[str, Any]:
+        """:meth:`capabilities` for a one-request session (a 2026-07-28 POST), which only reads it (does the
+        server have what a method needs): the same dict while ``tasks_enabled`` and ``extensions`` are the
+        same (compared by value: an edit inside ``extensions`` counts), so never to be modified. A
+        subclass's own ``capabilities()`` is called each time."""
+        known = self._request_capabilities
+        if type(self).capabilities is not Server.capabilities:
+            return self.capabilities()
+        if known is not None and known[0] is self.tasks_enabled and known[1] == self.extensions:
+            return known[2]
+        capabilities = self.capabilities()
+        self._request_capabilities = (self.tasks_enabled, copy.deepcopy(self.extensions), capabilities)
+        return capabilities
 
     def modern_capabilities(self) -> dict[str, Any]:
         """What ``server/discover`` declares (2026-07-28): no ``tasks`` slot; the Tasks extension instead."""
@@ -424,7 +441,8 @@ class Server:
     def _serve_single(
         self, transport: Transport, message: str, peer: Peer, *, inline: bool
     ) -> tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]:
-        session = ServerSession(self, transport, peer=peer, name=f"{self.name} {peer.transport}")
+        name, capabilities = f"{self.info['name']} {peer.transport}", self.request_capabilities()
+        session = ServerSession(self, transport, peer=peer, name=name, capabilities=capabilities)
         self.sessions.add(session)
         if self._listeners:  # (one of these per POST: no event built for nobody)
             self.emit("session_opened", {"session": session})

@@ -47,11 +47,20 @@ class ServerSession:
     """The server side of one connection: a protocol session, its engine, and per-client state."""
 
     def __init__(
-        self, server: SessionServer, transport: Transport, *, peer: Peer | None = None, name: str = "server"
+        self,
+        server: SessionServer,
+        transport: Transport,
+        *,
+        peer: Peer | None = None,
+        name: str = "server",
+        capabilities: dict[str, Any] | None = None,
     ) -> None:
+        """``capabilities``: what the server declares (default: ``server.capabilities()``), read only."""
         self.server = server
         self.peer = peer or Peer("memory")  # who this is, as the connection knows it (approval rules)
-        self.session = Session(Role.SERVER, info=server.info, capabilities=server.capabilities())
+        if capabilities is None:
+            capabilities = server.capabilities()
+        self.session = Session(Role.SERVER, info=server.info, capabilities=capabilities)
         self.connection = Connection(
             self.session,
             transport,

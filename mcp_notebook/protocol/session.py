@@ -215,7 +215,7 @@ class Session:
     _next_id: int = 0
     _outgoing: dict[RequestId, str] = field(default_factory=dict)  # our requests awaiting an answer
     _incoming: dict[RequestId, str] = field(default_factory=dict)  # peer requests we still owe an answer
-    _abandoned: deque[RequestId] = field(default_factory=lambda: deque(maxlen=1024))
+    _abandoned: deque[RequestId] | None = None  # the last 1024 requests we cancelled (made at the first)
 
     # ---- state -------------------------------------------------------------------------------------------
     def _fire(self, trigger: Trigger) -> None:
@@ -308,6 +308,8 @@ class Session:
         if self._outgoing.get(request_id) == "initialize":
             raise LocalProtocolError("the initialize request cannot be cancelled (lifecycle)")
         self._outgoing.pop(request_id, None)
+        if self._abandoned is None:
+            self._abandoned = deque(maxlen=1024)
         self._abandoned.append(request_id)
         params: dict[str, Any] = {"requestId": request_id}
         if reason:
@@ -447,7 +449,7 @@ class Session:
     def _on_answer(self, answer: Response | ErrorResponse) -> Event | ProtocolViolation:
         method = self._outgoing.pop(answer.id, None) if answer.id is not None else None
         if method is None:
-            if answer.id in self._abandoned:
+            if self._abandoned is not None and answer.id in self._abandoned:
                 return ProtocolViolation(f"late answer to cancelled request {answer.id!r} ignored")
             if isinstance(answer, ErrorResponse):
                 return ProtocolViolation(f"error from peer without a matching request: {answer.message}")

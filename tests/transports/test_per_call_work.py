@@ -124,3 +124,39 @@ async def test_a_modern_http_post_reads_its_meta_once(monkeypatch: pytest.Monkey
     finally:
         await http.stop()
     assert runs == CALLS
+
+
+async def test_a_modern_http_post_builds_no_capabilities_nor_closed_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 2026-07-28 POST's one-request session reads the server's capabilities made once (not 8 dicts per
+    POST), and its connection makes no asyncio.Event (only wait_closed() needs one: nobody waits here)."""
+    import asyncio
+
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+    made = {"capabilities": 0, "Event": 0}
+    real_capabilities, real_event = Server.capabilities, asyncio.Event
+
+    def capabilities(self: Server) -> dict[str, Any]:
+        made["capabilities"] += 1
+        return real_capabilities(self)
+
+    def event(*args: Any, **kwargs: Any) -> Any:
+        if sys._getframe(1).f_globals.get("__name__") in ENGINE:
+            made["Event"] += 1
+        return real_event(*args, **kwargs)
+
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            await client.call_tool("echo", {"text": "warm"})
+            monkeypatch.setattr(Server, "capabilities", capabilities)
+            monkeypatch.setattr(asyncio, "Event", event)
+            for _ in range(CALLS):
+                assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
+            monkeypatch.undo()
+    finally:
+        await http.stop()
+    assert made == {"capabilities": 0, "Event": 0}

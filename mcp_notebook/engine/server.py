@@ -159,9 +159,10 @@ class Server:
         """:meth:`capabilities` for a one-request session (a 2026-07-28 POST), which only reads it (does the
         server have what a method needs): the same dict while ``tasks_enabled`` and ``extensions`` are the
         same (compared by value: an edit inside ``extensions`` counts), so never to be modified. A
-        subclass's own ``capabilities()`` is called each time."""
+        subclass's or an instance's own ``capabilities()`` (``server.capabilities = ...``) is called each
+        time."""
         known = self._request_capabilities
-        if type(self).capabilities is not Server.capabilities:
+        if type(self).capabilities is not Server.capabilities or "capabilities" in self.__dict__:
             return self.capabilities()
         if known is not None and known[0] is self.tasks_enabled and known[1] == self.extensions:
             return known[2]

@@ -69,3 +69,45 @@ async def test_a_connection_ended_before_anyone_waits_needs_no_event() -> None:
     connection.end("done")
     await asyncio.wait_for(connection.wait_closed(), WAIT)
     assert connection._closed_event is None
+
+
+async def test_capabilities_set_on_one_server_instance_reach_a_modern_post() -> None:
+    """``server.capabilities = ...`` on one instance (as test_meta_block does on a client): a 2026-07-28 POST
+    is checked against it, as a lasting session is and as server/discover declares it. Before (the review
+    of e9b5b7b), only the class was looked at: a POST was answered from the cached default capabilities, a
+    method the instance no longer declared (here completion/complete) among them."""
+    import aiohttp
+
+    from mcp_notebook.protocol import era
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+    server = Server("instance")
+    plain = server.capabilities
+    server.request_capabilities()  # cached from the class's capabilities()
+    server.capabilities = lambda: {k: v for k, v in plain().items() if k != "completions"}  # type: ignore[method-assign]
+    assert "completions" not in server.request_capabilities()
+    params: dict[str, Any] = {
+        "ref": {"type": "ref/prompt", "name": "none"},
+        "argument": {"name": "a", "value": "b"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        **era.http_headers("completion/complete", params),
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "completion/complete", "params": params}
+    http = StreamableHTTPServer(server)
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with (
+            aiohttp.ClientSession() as client,
+            client.post(url, json=body, headers=headers) as response,
+        ):
+            answer = await asyncio.wait_for(response.json(content_type=None), WAIT)
+    finally:
+        await http.stop()
+    assert answer.get("error", {}).get("code") == -32601, answer  # Method not found, as discover implies

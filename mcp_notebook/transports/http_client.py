@@ -36,6 +36,7 @@ from mcp_notebook.protocol.jsonrpc import (
     peek,
     read,
 )
+from mcp_notebook.protocol.modern import META_PROTOCOL_VERSION, NAME_PARAMS
 from mcp_notebook.protocol.versions import LATEST_LEGACY
 
 from ._heap import reads_from_the_heap
@@ -288,24 +289,25 @@ class StreamableHTTPClientTransport:
     def _modern_headers(self, request: Request) -> Mapping[str, str]:
         """A stateless 2026-07-28 request: no session id; the version, method and name as headers. The same
         routing gives the same headers: made once, as aiohttp's own (read-only) multidict, which it would
-        otherwise build from a dict on every request."""
-        routing = era.http_headers(request.method, request.params)
-        key = (request.method, routing.get("MCP-Protocol-Version"), routing.get("Mcp-Name"))
+        otherwise build from a dict on every request; looked up by the values they are made of (the
+        ``_meta`` version, the method, the raw name), without making the routing headers again."""
+        method, params = request.method, request.params
+        key = _routing_key(method, params)
         headers = self._routed.get(key)
         if headers is None:
             if len(self._routed) >= _ROUTED_HEADERS:  # resources/read names are URIs: keep the cache small
                 self._routed.clear()
+            routing = era.http_headers(method, params)
             headers = self._routed[key] = CIMultiDictProxy(CIMultiDict({**self._modern_base, **routing}))
-        params = request.params or {}
-        name = params.get("name")
-        if request.method == "tools/call" and isinstance(name, str):
+        name = key[2]
+        if method == "tools/call" and name is not None and params is not None:
             tool = self._tools.get(name) or {}
             mirrors = self._mirrors.get(name)
             if mirrors is None:  # x-mcp-header anywhere in its schema? Walked once per tools listing
                 mirrors = self._mirrors[name] = bool(header_params(tool.get("inputSchema"))[0])
             if mirrors:
                 mirrored = era.param_headers(tool.get("inputSchema"), params.get("arguments"))
-                return {**self._modern_base, **routing, **mirrored}
+                return {**self._modern_base, **era.http_headers(method, params), **mirrored}
         return headers
 
     async def _post_request(self, message: str, request: Request) -> None:
@@ -547,3 +549,16 @@ class StreamableHTTPClientTransport:
         self._inbox.fail(
             SessionExpired(f"{self._inbox.name}: the server ended the MCP session; start a new one", detail)
         )
+
+
+def _routing_key(method: str, params: Mapping[str, Any] | None) -> tuple[str, str | None, str | None]:
+    """What a modern request's routing headers (``era.http_headers``) are made of, read as it reads them:
+    the method, the ``_meta`` protocol version and the raw value of the method's name field (``name``,
+    ``uri``...), each None when absent or not a string."""
+    if not isinstance(params, dict) and not isinstance(params, Mapping):  # (dict first: no ABC check)
+        return (method, None, None)
+    meta = params.get("_meta")
+    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    field = NAME_PARAMS.get(method)
+    name = params.get(field) if field is not None else None
+    return (method, version if isinstance(version, str) else None, name if isinstance(name, str) else None)

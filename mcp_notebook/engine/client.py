@@ -23,8 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..protocol import era as eras
@@ -333,15 +333,23 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
     def instructions(self) -> str | None:
         return self.session.instructions
 
-    async def request(
+    def request(
         self, method: str, params: dict[str, Any] | None = None, **options: Any
-    ) -> dict[str, Any]:
-        """Send any request; the typed methods below are thin wrappers over this.
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """Send any request (await it); the typed methods below are thin wrappers over this.
 
         Modern era: ``_meta`` (version, capabilities, client info) is added, and an ``input_required``
         result is answered with this client's handlers and retried (MRTR) until the result is complete.
+        A connected modern client's request is :func:`modern_request`'s coroutine itself (no coroutine
+        around it); nothing is checked or sent before it is awaited.
         """
         options.setdefault("timeout", self.timeout)
+        connection = self._connection
+        if connection is None or connection.closed or not self._modern:
+            return self._request(method, params, options)
+        return modern_request(self, connection, method, params, options)
+
+    async def _request(self, method: str, params: dict[str, Any] | None, options: Any) -> dict[str, Any]:
         connection = self._connection
         if connection is None or connection.closed:  # not connected, or the server ended our HTTP session
             connection = await self._live()
@@ -472,7 +480,8 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
             check_result("tools/call", None, result)  # the task's payload: the tool's own result
         if self.validate_output and not result.get("isError") and self._structured_problem(name, result):
             await self._check_structured(name, result)  # a mismatch: judged again, maybe by a fresh list
-        return cast(CallToolResult, result)  # request() checked it has that shape
+        checked: CallToolResult = result  # type: ignore[assignment]  # request() checked its shape
+        return checked
 
     async def map(
         self,

@@ -9,7 +9,7 @@ import asyncio
 import inspect
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import (
@@ -72,7 +72,7 @@ class Outgoing:
         def _spawn(self, coro: Awaitable[Any], name: str, *, leaves: bool = False) -> asyncio.Task[Any]: ...
 
     # ---- our requests ------------------------------------------------------------------------------------
-    async def request(
+    def request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
@@ -82,9 +82,9 @@ class Outgoing:
         max_timeout: float | None = None,
         related_id: RequestId | None = None,
         on_id: Callable[[RequestId], None] | None = None,
-    ) -> dict[str, Any]:
-        """Send a request and wait for its result, in an OpenTelemetry CLIENT span whose trace context
-        the request carries in ``_meta`` (``engine/otel.py``; nothing without OpenTelemetry).
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """Send a request and wait for its result (await it), in an OpenTelemetry CLIENT span whose trace
+        context the request carries in ``_meta`` (``engine/otel.py``; nothing without OpenTelemetry).
 
         ``on_id(request_id)`` is called before the request goes out (a listen stream's notifications name it).
 
@@ -92,14 +92,32 @@ class Outgoing:
         ``max_timeout`` bounds the total wait regardless (basic/lifecycle#timeouts). Both run from the send
         on: a send held up by a peer that stops reading (a full pipe) counts. A timeout or a
         cancelled caller sends ``notifications/cancelled`` (basic/utilities/cancellation).
+
+        Without a span it is :meth:`_request`'s coroutine itself (no coroutine around it); a timeout that is
+        not a number of seconds is refused at once, before anything is sent.
         """
-        _check_seconds("timeout", timeout)
-        _check_seconds("max_timeout", max_timeout)
+        if not (timeout is None or (type(timeout) is float and timeout >= 0.0)):  # (the usual cases inline)
+            _check_seconds("timeout", timeout)
+        if max_timeout is not None:
+            _check_seconds("max_timeout", max_timeout)
         recorder = otel.tracer()
         if recorder is None:
-            return await self._request(
-                method, params, timeout, progress_callback, max_timeout, related_id, on_id
-            )
+            return self._request(method, params, timeout, progress_callback, max_timeout, related_id, on_id)
+        return self._spanned(
+            recorder, method, params, timeout, progress_callback, max_timeout, related_id, on_id
+        )
+
+    async def _spanned(
+        self,
+        recorder: Any,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress_callback: ProgressCallback | None,
+        max_timeout: float | None,
+        related_id: RequestId | None,
+        on_id: Callable[[RequestId], None] | None,
+    ) -> dict[str, Any]:
         with otel.client_span(recorder, method, params) as params:
             return await self._request(
                 method, params, timeout, progress_callback, max_timeout, related_id, on_id

@@ -190,7 +190,8 @@ def jsonable_arguments(arguments: dict[str, Any] | None) -> dict[str, Any]:
     """Tool arguments as JSON values (DataFrames, numpy values, datetimes...); plain ones stay as they are."""
     if not arguments:
         return {}
-    if all(type(v) in _PLAIN for v in arguments.values()):
-        return arguments
-    converted: dict[str, Any] = to_jsonable(arguments)
-    return converted
+    for value in arguments.values():  # a loop, not all(...): no generator to make and resume per call
+        if type(value) not in _PLAIN:
+            converted: dict[str, Any] = to_jsonable(arguments)
+            return converted
+    return arguments

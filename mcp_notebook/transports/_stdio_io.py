@@ -57,10 +57,6 @@ class Lines:
         self._dropped = 0  # bytes dropped so far of an over-long line (0: not dropping)
         self._head = b""
         self._tail = b""  # the last HEAD bytes dropped so far
-        self._taken = 0  # lines returned since the last read
-        #: the line last returned came alone: the read that brought it brought no other line, nor the start
-        #: of one (a peer waiting for its answer); False in a burst (see PipeSink.received)
-        self.alone = True
 
     async def next(self) -> bytes | Overlong | None:
         """The next line without its newline; an :class:`Overlong`; None at end of input."""
@@ -73,8 +69,6 @@ class Lines:
                     line = bytes(view[:stop])
                 del buf[: end + 1]
                 self._scanned = 0
-                self.alone = not self._taken and not buf
-                self._taken += 1
                 return self._overlong(line) if self._dropped or end > self._max else line
             if self._dropped or len(buf) > self._max:
                 if not self._dropped:
@@ -91,7 +85,6 @@ class Lines:
                     return self._overlong(line)
                 return line or None
             buf += chunk
-            self._taken = 0
 
     def _overlong(self, rest: bytes) -> Overlong:
         head = self._head if self._dropped else rest[:HEAD]
@@ -187,7 +180,7 @@ class Flow:
 class Sink(Protocol):
     async def write(self, data: bytes) -> None: ...  # OSError when the other end is gone
 
-    def received(self, alone: bool) -> None: ...  # a message came in, alone or in a burst (see PipeSink)
+    def received(self) -> None: ...  # a message came in (see PipeSink)
 
     def backlog(self) -> int: ...  # bytes written but not yet taken by the reader (buffered, queued)
 
@@ -199,13 +192,11 @@ class Sink(Protocol):
 class PipeSink:
     """Writes through an asyncio write-pipe transport (a child's stdin; our stdout when it is a pipe).
 
-    The first message written since one came in *alone* (no other message, nor the start of one, in the
-    read that brought it: :attr:`Lines.alone`) goes out at once (a sequential caller's next request, the
-    answer to a lone request: no added latency, no added turn of the loop, and a broken pipe is raised by
-    that send as before). Every other is gathered, and they go out in one write when their turn of the
-    event loop ends: after a read of several messages (a batch's next calls after a read of several answers;
-    the answers to several requests read together, as those of tool calls that end together), the first
-    too, so that the whole burst is one system call and one wake-up of the reading process. Past
+    The first message written since one was received goes out at once (a sequential caller's next request,
+    the answer to a lone request: no added latency, no added turn of the loop, and a broken pipe is raised by
+    that send as before). Those written after it are gathered and go out in one write when their turn of
+    the event loop ends (a batch's next calls after a read of several answers; the answers of tool calls
+    that ended together): one system call and one wake-up of the reading process for them all. Past
     :data:`GATHER_BYTES` gathered, or while the transport is paused (its buffer past the high-water mark),
     they go out at once and the writer waits in ``drain`` as before: flow control holds a writer that sends
     less than that per turn too. A gathered message's broken pipe is raised by a later write. ``aclose``
@@ -219,8 +210,8 @@ class PipeSink:
         self._gathered: list[bytes] = []
         self._size = 0
 
-    def received(self, alone: bool) -> None:
-        self._at_once = alone
+    def received(self) -> None:
+        self._at_once = True
 
     async def write(self, data: bytes) -> None:
         transport = self._transport
@@ -272,7 +263,7 @@ class StreamSink:
         self._writer, self._timeout = writer, close_timeout
         self._lock = asyncio.Lock()  # older asyncio releases asserted on concurrent drain() calls
 
-    def received(self, alone: bool) -> None:
+    def received(self) -> None:
         """Nothing to do: this sink writes each message as it comes (only PipeSink gathers)."""
 
     async def write(self, data: bytes) -> None:
@@ -311,7 +302,7 @@ class ThreadSink:
         self._written = asyncio.Event()  # set when a queued message is written (or failed)
         threading.Thread(target=self._run, name="mcp-notebook stdout writer", daemon=True).start()
 
-    def received(self, alone: bool) -> None:
+    def received(self) -> None:
         """Nothing to do: this sink writes each message as it comes (only PipeSink gathers)."""
 
     def _run(self) -> None:

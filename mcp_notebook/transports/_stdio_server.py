@@ -173,7 +173,7 @@ class StdioServerTransport:
                 raise TransportClosed(f"{self._name}: {why}")
             text = await self._message(item)
             if text is not None:
-                io.sink.received(lines.alone)
+                io.sink.received()
                 return text
 
     async def _message(self, item: bytes | Overlong) -> str | None:

@@ -267,7 +267,7 @@ class StdioClientTransport:
                 raise await self._ended()
             text = await self._message(item)
             if text is not None:
-                self._sink.received(self._lines.alone)
+                self._sink.received()
                 return text
 
     async def _message(self, item: bytes | Overlong) -> str | None:

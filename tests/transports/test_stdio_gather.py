@@ -1,7 +1,7 @@
-"""stdio over pipes: the first message written since one came in alone goes out at once, those written
-after it, and all of them after a read that brought several messages, in one write when their turn of the
-event loop ends (transports/_stdio_io.py ``PipeSink``, ``Lines.alone``). Order, flow control and closing are
-as before; these tests pin them. No subprocess: a server transport over ``os.pipe()``s.
+"""stdio over pipes: the first message written since one was received goes out at once, those written
+after it in one write when their turn of the event loop ends (transports/_stdio_io.py ``PipeSink``). Order,
+flow control and closing are as before; these tests pin them. No subprocess: a server transport over
+``os.pipe()``s.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 import pytest
 
-from mcp_notebook.transports._stdio_io import GATHER_BYTES, Lines
+from mcp_notebook.transports._stdio_io import GATHER_BYTES
 from mcp_notebook.transports.base import TransportClosed
 from mcp_notebook.transports.stdio import StdioServerTransport
 from tests.waiting import wait_until_async
@@ -75,51 +75,6 @@ async def test_the_first_message_since_one_came_in_goes_at_once_the_rest_when_th
     assert available(stdout_r) == b""
     await asyncio.sleep(0)
     assert available(stdout_r) == (message(99) + "\n").encode()
-
-
-def request(i: int) -> bytes:
-    return f'{{"jsonrpc":"2.0","id":{i},"method":"ping"}}\n'.encode()
-
-
-async def test_after_a_read_of_several_requests_their_answers_go_out_together_the_first_too(
-    served: tuple[StdioServerTransport, BinaryIO, BinaryIO],
-) -> None:
-    """Several requests read at once (a batch's calls in flight): their answers, whenever they are
-    written, wait for the end of their turn and go out in one write, in the order written; a request that
-    comes alone afterwards has its answer written at once again."""
-    transport, stdout_r, stdin_w = served
-    stdin_w.write(request(1) + request(2) + request(3))  # one write: one read brings all three
-    stdin_w.flush()
-    received = [await asyncio.wait_for(transport.receive(), WAIT) for _ in range(3)]
-    assert [r.encode() + b"\n" for r in received] == [request(1), request(2), request(3)]
-    for i in (3, 1, 2):  # answered out of order, as tools that end in another order
-        await transport.send(message(i))
-    assert available(stdout_r) == b""  # none at once, not even the first
-    await asyncio.sleep(0)  # the turn ends: all three, as sent, in one write
-    assert available(stdout_r) == "".join(message(i) + "\n" for i in (3, 1, 2)).encode()
-    stdin_w.write(request(4))  # alone again: its answer at once
-    stdin_w.flush()
-    await asyncio.wait_for(transport.receive(), WAIT)
-    await transport.send(message(4))
-    assert available(stdout_r) == (message(4) + "\n").encode()
-
-
-async def test_a_message_is_alone_when_its_read_brought_no_other_nor_the_start_of_one() -> None:
-    reader = asyncio.StreamReader()
-    lines = Lines(reader, 1000)
-    reader.feed_data(b"a\n")
-    assert (await lines.next(), lines.alone) == (b"a", True)
-    reader.feed_data(b"b\nc\nd")  # two lines and the start of a third
-    assert (await lines.next(), lines.alone) == (b"b", False)
-    assert (await lines.next(), lines.alone) == (b"c", False)
-    reader.feed_data(b"\n")  # the third completed by a read of its own: alone
-    assert (await lines.next(), lines.alone) == (b"d", True)
-    reader.feed_data(b"e\r\n\n")  # a blank line after it is another line: not alone
-    assert (await lines.next(), lines.alone) == (b"e", False)
-    assert (await lines.next(), lines.alone) == (b"", False)
-    reader.feed_data(b"x" * 1500 + b"\n")  # over the limit, alone: reported as such
-    item = await lines.next()
-    assert not isinstance(item, bytes) and item is not None and item.size == 1500 and lines.alone
 
 
 async def test_order_is_kept_across_gathered_and_large_messages_and_close_sends_what_is_gathered(

@@ -4,8 +4,10 @@ something asks for its cancel_event."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -28,6 +30,34 @@ def make_server() -> Server:
     return server
 
 
+async def calls_patched(
+    client: Client, monkeypatch: pytest.MonkeyPatch, *patches: tuple[Any, str, Any]
+) -> None:
+    """A warm-up call, then CALLS echo calls with ``patches`` (target, name, value) in place."""
+    await client.call_tool("echo", {"text": "warm"})
+    for target, name, value in patches:
+        monkeypatch.setattr(target, name, value)
+    try:
+        for _ in range(CALLS):
+            assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
+    finally:
+        monkeypatch.undo()
+
+
+@contextlib.asynccontextmanager
+async def modern_http_client() -> AsyncIterator[Client]:
+    """A 2026-07-28 client of make_server() over Streamable HTTP on 127.0.0.1."""
+    from mcp_notebook.transports.http_server import StreamableHTTPServer
+
+    http = StreamableHTTPServer(make_server())
+    url = await http.start("127.0.0.1", 0)
+    try:
+        async with Client(url, era="modern") as client:
+            yield client
+    finally:
+        await http.stop()
+
+
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_a_plain_servers_call_makes_no_event_nor_incoming_call(
     era: str, monkeypatch: pytest.MonkeyPatch
@@ -46,12 +76,9 @@ async def test_a_plain_servers_call_makes_no_event_nor_incoming_call(
         return real_call(*args, **kwargs)
 
     async with Client(make_server(), era=era) as client:
-        await client.call_tool("echo", {"text": "warm"})
-        monkeypatch.setattr(threading, "Event", event)
-        monkeypatch.setattr(server_methods, "IncomingCall", call)
-        for _ in range(CALLS):
-            assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
-        monkeypatch.undo()
+        await calls_patched(
+            client, monkeypatch, (threading, "Event", event), (server_methods, "IncomingCall", call)
+        )
     assert made == {"Event": 0, "IncomingCall": 0}
 
 
@@ -102,7 +129,6 @@ async def test_a_modern_http_post_reads_its_meta_once(monkeypatch: pytest.Monkey
     """The Streamable HTTP server checks a modern request's _meta (for the HTTP status of an error) and hands
     what it found to the engine on the Wire: read_meta runs once per POST, not twice."""
     from mcp_notebook.protocol import modern
-    from mcp_notebook.transports.http_server import StreamableHTTPServer
 
     runs = 0
     real = modern.read_meta
@@ -112,17 +138,8 @@ async def test_a_modern_http_post_reads_its_meta_once(monkeypatch: pytest.Monkey
         runs += 1
         return real(*args, **kwargs)
 
-    http = StreamableHTTPServer(make_server())
-    url = await http.start("127.0.0.1", 0)
-    try:
-        async with Client(url, era="modern") as client:
-            await client.call_tool("echo", {"text": "warm"})
-            monkeypatch.setattr(modern, "read_meta", counted)
-            for _ in range(CALLS):
-                assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
-            monkeypatch.undo()
-    finally:
-        await http.stop()
+    async with modern_http_client() as client:
+        await calls_patched(client, monkeypatch, (modern, "read_meta", counted))
     assert runs == CALLS
 
 
@@ -132,8 +149,6 @@ async def test_a_modern_http_post_builds_no_capabilities_nor_closed_event(
     """A 2026-07-28 POST's one-request session reads the server's capabilities made once (not 8 dicts per
     POST), and its connection makes no asyncio.Event (only wait_closed() needs one: nobody waits here)."""
     import asyncio
-
-    from mcp_notebook.transports.http_server import StreamableHTTPServer
 
     made = {"capabilities": 0, "Event": 0}
     real_capabilities, real_event = Server.capabilities, asyncio.Event
@@ -147,16 +162,8 @@ async def test_a_modern_http_post_builds_no_capabilities_nor_closed_event(
             made["Event"] += 1
         return real_event(*args, **kwargs)
 
-    http = StreamableHTTPServer(make_server())
-    url = await http.start("127.0.0.1", 0)
-    try:
-        async with Client(url, era="modern") as client:
-            await client.call_tool("echo", {"text": "warm"})
-            monkeypatch.setattr(Server, "capabilities", capabilities)
-            monkeypatch.setattr(asyncio, "Event", event)
-            for _ in range(CALLS):
-                assert (await client.call_tool("echo", {"text": "x"}))["content"][0]["text"] == "x"
-            monkeypatch.undo()
-    finally:
-        await http.stop()
+    async with modern_http_client() as client:
+        await calls_patched(
+            client, monkeypatch, (Server, "capabilities", capabilities), (asyncio, "Event", event)
+        )
     assert made == {"capabilities": 0, "Event": 0}

@@ -50,11 +50,10 @@ async def _closed(request: IncomingRequest) -> dict[str, Any]:
 class Connection(Outgoing):
     """Drives one session over one transport. Start with :meth:`start`; end with :meth:`aclose`."""
 
-    def __init__(
+    def __init__(  # (no keyword-only arguments: a class called with keywords pays for a dict of them)
         self,
         session: Session,
         transport: Transport,
-        *,
         request_handler: RequestHandler,
         notification_handler: NotificationHandler | None = None,
         trace: Trace | None = None,
@@ -132,7 +131,7 @@ class Connection(Outgoing):
             if isinstance(event, RequestReceived) and inline and run is None:
                 task = asyncio.current_task()
                 assert task is not None
-                incoming = IncomingRequest(event.id, event.method, event.params, self, modern=event.modern)
+                incoming = IncomingRequest(event.id, event.method, event.params, self, event.modern)
                 self._running[event.id] = (task, incoming)
                 run = self._handle_inline(incoming, task)
             elif isinstance(event, RequestReceived):
@@ -316,7 +315,7 @@ class Connection(Outgoing):
             log.debug("%s: answer to a batch not delivered: %s", self.name, exc)
 
     def _start_handler(self, event: RequestReceived, *, send: bool = True) -> asyncio.Task[Any]:
-        incoming = IncomingRequest(event.id, event.method, event.params, self, modern=event.modern)
+        incoming = IncomingRequest(event.id, event.method, event.params, self, event.modern)
         work = self._handle(incoming) if send else self._answer(incoming)
         task = self._spawn(work, f"{self.name} handle {event.method} {event.id}", leaves=send)
         if not task.done():  # (done: an eager task factory ran it to its end as it was made)

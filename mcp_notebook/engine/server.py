@@ -443,7 +443,7 @@ class Server:
         self, transport: Transport, message: str, peer: Peer, *, inline: bool
     ) -> tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]:
         name, capabilities = f"{self.info['name']} {peer.transport}", self.request_capabilities()
-        session = ServerSession(self, transport, peer=peer, name=name, capabilities=capabilities)
+        session = ServerSession(self, transport, peer, name, capabilities)  # (positional: see its __init__)
         self.sessions.add(session)
         if self._listeners:  # (one of these per POST: no event built for nobody)
             self.emit("session_opened", {"session": session})

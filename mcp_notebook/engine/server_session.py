@@ -46,11 +46,10 @@ log = logging.getLogger("mcp_notebook.engine.server")
 class ServerSession:
     """The server side of one connection: a protocol session, its engine, and per-client state."""
 
-    def __init__(
+    def __init__(  # (no keyword-only arguments: a class called with keywords pays for a dict of them)
         self,
         server: SessionServer,
         transport: Transport,
-        *,
         peer: Peer | None = None,
         name: str = "server",
         capabilities: dict[str, Any] | None = None,
@@ -60,14 +59,10 @@ class ServerSession:
         self.peer = peer or Peer("memory")  # who this is, as the connection knows it (approval rules)
         if capabilities is None:
             capabilities = server.capabilities()
-        self.session = Session(Role.SERVER, info=server.info, capabilities=capabilities)
+        self.session = Session(Role.SERVER, server.info, capabilities)  # (role, info, capabilities)
+        # (session, transport, request_handler, notification_handler, trace, name)
         self.connection = Connection(
-            self.session,
-            transport,
-            request_handler=self.handle,
-            notification_handler=self.on_notification,
-            trace=Trace(server.trace_size),
-            name=name,
+            self.session, transport, self.handle, self.on_notification, Trace(server.trace_size), name
         )
         self.log_level: str | None = None  # None: the client never set one; we send everything
         self.subscriptions: set[str] = set()

@@ -40,9 +40,12 @@ TaskHandler = Callable[[TaskSession, "IncomingRequest"], Awaitable[dict[str, Any
 def runs_as_task(s: TaskSession, r: IncomingRequest, tool: Tool) -> bool:
     """Whether this call becomes a task (raises the era's error when the tool cannot run this way)."""
     meta = r.modern
+    support = wire.task_support(tool.definition)
+    if meta is not None and support == "forbidden":
+        return False  # (wants_task's first rule, without the client's capabilities read for it)
     return wire.wants_task(
         modern=meta is not None,
-        support=wire.task_support(tool.definition),
+        support=support,
         requested=None if meta is not None else wire.read_task_request(r.params),
         server_offers=s.server.tasks_enabled,
         client_declares=meta is not None and wire.client_declares_extension(meta.client_capabilities),

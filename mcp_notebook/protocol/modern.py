@@ -285,7 +285,7 @@ def check_headers(
         sent_name = headers.get("Mcp-Name")
         if sent_name is None:
             return mismatch("the Mcp-Name header is required for this method")
-        body_name = params.get(name_field) if isinstance(params, Mapping) else None
+        body_name = params.get(name_field) if type(params) is dict or isinstance(params, Mapping) else None
         if decode_header_value(sent_name) != body_name:
             return mismatch(f"Mcp-Name does not match params.{name_field}")
     return None

@@ -376,7 +376,7 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         if not accepts(request, "application/json", "text/event-stream"):
             return _error(406, "Not Acceptable: Accept must include application/json and text/event-stream")
         text = await self._read_body(request)
-        if isinstance(text, web.Response):
+        if not isinstance(text, str):  # an error (a web.Response: an ABC, slower to check against)
             return text
         text = read(text)  # decoded here, once: the engine gets this Wire and does not decode it again
         first = text[:1]  # (lstrip would copy a whole Wire, a str subclass, to look at one character)

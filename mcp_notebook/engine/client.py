@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["Client", "InputRequest"]
 
 Handler = Callable[[dict[str, Any]], Any]  # params -> result (sync or async)
+_NO_TOOL: dict[str, Any] = {}  # read only: the tool of a name not in the cache
 
 
 class Client(ToolsCache, InputAnswers, TaskClientMixin):
@@ -463,7 +464,7 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
             await self._refresh_tools_if_needed(name)
         # a DataFrame, numpy values, datetimes... as their JSON form (README "Data frames and arrays")
         params: dict[str, Any] = {"name": name, "arguments": jsonable_arguments(arguments)}
-        task_params = self._task_for_call(name, task)
+        task_params = None if self._modern else self._task_for_call(name, task)  # modern: the server decides
         if task_params is not None:
             params["task"] = task_params
         if meta:
@@ -478,7 +479,12 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         if "task" in result if not self._modern else result.get("resultType") == "task":
             result = await self._follow_task(name, result, on_task)
             check_result("tools/call", None, result)  # the task's payload: the tool's own result
-        if self.validate_output and not result.get("isError") and self._structured_problem(name, result):
+        if (
+            self.validate_output
+            and not result.get("isError")
+            and (self._tools.get(name) or _NO_TOOL).get("outputSchema") is not None  # else nothing to check
+            and self._structured_problem(name, result)
+        ):
             await self._check_structured(name, result)  # a mismatch: judged again, maybe by a fresh list
         checked: CallToolResult = result  # type: ignore[assignment]  # request() checked its shape
         return checked

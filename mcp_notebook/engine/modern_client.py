@@ -442,7 +442,7 @@ async def modern_request(
     input handlers and retried with a new id (MRTR) until it is complete."""
     original = dict(params or {})
     for _ in range(eras.MAX_INPUT_ROUNDS):
-        sent = with_meta(client, original)
+        sent = with_meta(client, original, connection.session)
         try:  # the first attempt here, not in _reissued: one coroutine less per request
             result = await connection.request(method, sent, **options)
         except JSONRPCError as exc:
@@ -484,9 +484,10 @@ async def _reissued(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def with_meta(client: EraClient, params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` with this client's per-request ``_meta`` (version, capabilities, info, log level)."""
-    block = client.meta_block.get(client)
+def with_meta(client: EraClient, params: dict[str, Any], session: Session | None = None) -> dict[str, Any]:
+    """``params`` with this client's per-request ``_meta`` (version, capabilities, info, log level);
+    ``session``: the client's, when the caller has it at hand."""
+    block = client.meta_block.get(client, session)
     sent = dict(params)
     meta = sent.get("_meta")
     sent["_meta"] = {**meta, **block} if isinstance(meta, dict) else dict(block)  # a new _meta per request
@@ -521,9 +522,10 @@ class MetaBlock:
         self._block: dict[str, Any] = {}
         self._numbers = False  # the copies hold a number: == alone may miss a change (see the class)
 
-    def get(self, client: EraClient) -> dict[str, Any]:
-        """The fields, shared: the caller copies them into a ``_meta`` of its own."""
-        version = client.session.version
+    def get(self, client: EraClient, session: Session | None = None) -> dict[str, Any]:
+        """The fields, shared: the caller copies them into a ``_meta`` of its own (``session``: the
+        client's, when the caller has it at hand)."""
+        version = (client.session if session is None else session).version
         name = version.name if version else ""
         if (
             not client.is_modern

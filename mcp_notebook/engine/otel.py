@@ -81,7 +81,11 @@ def tracer() -> Any:
     api = _api if _api is not _UNSET else _otel()  # once looked up, without a call per request
     if api is None:
         return None
-    provider = _provider or _global_provider(api[0])
+    provider = _provider
+    if not provider:  # (as `_provider or ...` read it)
+        if getattr(api[0], "_TRACER_PROVIDER", _UNSET) is None and _env_provider is False:
+            return None  # the usual case, as _global_provider finds it, without calling it
+        provider = _global_provider(api[0])
     if provider is None or isinstance(provider, api[2]):
         return None
     known = _tracers.get(id(provider))

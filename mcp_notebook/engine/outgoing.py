@@ -40,11 +40,14 @@ def _noted(sending: asyncio.Task[None]) -> None:
         log.debug("could not send a cancellation: %r", sending.exception())
 
 
+_SECONDS = (float, int)  # the exact types of a usual timeout (bool, an int subclass, is not one)
+
+
 def _check_seconds(name: str, value: float | None) -> None:
     """A request's timeout is a number of seconds, at least 0 (0: expire at once), or None for none: a NaN,
     a negative number or a string is the caller's mistake, said before anything is sent (a NaN never
     expired)."""
-    if value is None or (type(value) is float and value >= 0.0):  # the usual case (NaN fails ">=")
+    if value is None or (type(value) in _SECONDS and value >= 0):  # the usual cases (NaN fails ">=")
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
         raise ValueError(f"{name} must be a number of seconds >= 0, or None for no limit; got {value!r}")
@@ -96,7 +99,7 @@ class Outgoing:
         Without a span it is :meth:`_request`'s coroutine itself (no coroutine around it); a timeout that is
         not a number of seconds is refused at once, before anything is sent.
         """
-        if not (timeout is None or (type(timeout) is float and timeout >= 0.0)):  # (the usual cases inline)
+        if not (timeout is None or (type(timeout) in _SECONDS and timeout >= 0)):  # (the usual cases inline)
             _check_seconds("timeout", timeout)
         if max_timeout is not None:
             _check_seconds("max_timeout", max_timeout)

@@ -368,8 +368,7 @@ class StreamableHTTPClientTransport:
         if answer_type == "application/json":
             # All of a small body came in with the headers: taken from the buffer, not through read()'s loop.
             content = resp.content
-            data = content.read_nowait() if content.is_eof() else await resp.read()
-            self._take_json(data.decode("utf-8", errors="replace"), request)
+            self._take_json(content.read_nowait() if content.is_eof() else await resp.read(), request)
         elif answer_type == "text/event-stream":
             await self._follow_request_stream(resp, request)
         else:
@@ -385,8 +384,15 @@ class StreamableHTTPClientTransport:
             return True
         return False
 
-    def _take_json(self, text: str, request: Request) -> None:
-        wire = read(text)  # decoded once; the engine gets the same Wire and does not decode it again
+    def _take_json(self, data: bytes, request: Request) -> None:
+        # Decoded once, from the bytes (no text made first, then encoded again to be read); the engine gets
+        # the same Wire and does not decode it again. Not UTF-8 JSON: read again as text with the bad bytes
+        # replaced, as before (JSON then, or the error quoting that text).
+        wire = read(data)
+        text: str = wire
+        if not wire.is_json:
+            text = data.decode("utf-8", errors="replace")
+            wire = read(text)
         if not wire.is_json:
             self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
             return

@@ -22,6 +22,8 @@ VIEW = (
     "<!doctype html><html><body style='margin:0'>"
     "<input id='first'> <input id='last'><div id='state'>starting</div><script>\n"
     "const post = (m) => parent.postMessage(Object.assign({jsonrpc: '2.0'}, m), '*');\n"
+    "addEventListener('keydown', (e) => { if (e.key === 'Escape')"
+    " post({id: 2, method: 'ui/request-display-mode', params: {mode: 'inline'}}); });\n"
     "addEventListener('message', (e) => {\n"
     "  if (e.data.id === 1) { post({method: 'ui/notifications/initialized'});\n"
     "    post({method: 'ui/notifications/size-changed', params: {height: 120}});\n"
@@ -39,10 +41,11 @@ CALL = (
     "display(HTML('<button id=\"after-app\">after</button>'))"
 )
 LINES = "print('\\n'.join(f'line {i}' for i in range(60)))"  # the app starts below the notebook's view
-# where the page's focus is: an element of the notebook (its id, or its class), the app's frame itself
-# ("frame"), or an element inside the app ("app:<id>")
+# where the page's focus is: an element of the notebook (its id, or its class; inside open shadow roots
+# too), the app's frame itself ("frame"), or an element inside the app ("app:<id>")
 FOCUS = """() => {
-    const at = document.activeElement;
+    let at = document.activeElement;
+    while (at && at.shadowRoot && at.shadowRoot.activeElement) at = at.shadowRoot.activeElement;
     if (!at || at === document.body) return "body";
     if (at.matches("iframe.mcpnb-app-frame")) return "frame";
     return at.id || at.className;
@@ -192,3 +195,11 @@ def test_an_app_on_its_own_origin_too(open_notebook: OpenNotebook) -> None:
     keys.press("Tab", "after-app")
     keys.press("Shift+Tab", "frame")
     keys.press("Shift+Tab", "app:last")
+
+    # fullscreen, then Escape on the frame (the guard document has the keys there): back inline, and the
+    # focus where it was
+    before.focus()
+    keys.press("Enter", "mcpnb-app-mode mcpnb-app-mode-inline")
+    keys.press("Shift+Tab", "frame")
+    keys.press("Escape", button)
+    expect(output.locator(".mcpnb-app")).to_have_attribute("data-mode", "inline")

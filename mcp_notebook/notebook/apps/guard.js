@@ -22,18 +22,20 @@ function guardDocument(origin, allow) {
   proxy.src = ${src};
   let entered = 0; // as in apps/proxy.html: this document is the frame the host focuses
   const TAB_BACK = "ui/notifications/sandbox-tab-back";
+  const ESCAPE = "ui/notifications/sandbox-escape";
   addEventListener("message", (event) => {
     const m = event.data;
     const told = event.source === parent && m && m.method === "ui/notifications/sandbox-entered";
     if (told) entered = m.params && m.params.forward ? 1 : -1;
     else if (event.source === parent) proxy.contentWindow && proxy.contentWindow.postMessage(m, ${at});
     else if (event.source === proxy.contentWindow && event.origin === ${at}) {
-      // the guard's own word, never relayed: a view on its own origin can run code in its proxy
-      if (!(m && m.method === TAB_BACK)) parent.postMessage(m, "*");
+      // the guard's own words, never relayed: a view on its own origin can run code in its proxy
+      if (!(m && (m.method === TAB_BACK || m.method === ESCAPE))) parent.postMessage(m, "*");
     }
   });
   addEventListener("blur", () => { entered = 0; });
   addEventListener("keydown", (event) => {
+    if (event.key === "Escape") return parent.postMessage({ jsonrpc: "2.0", method: ESCAPE, params: {} }, "*");
     if (event.key !== "Tab" || !entered || event.shiftKey !== entered > 0) return;
     event.preventDefault();
     const params = { forward: !event.shiftKey };

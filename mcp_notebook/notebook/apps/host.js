@@ -82,7 +82,7 @@ function render({ model, el }) {
   const modeBar = document.createElement("span");
   modeBar.className = "mcpnb-app-modes";
   modeBar.style.cssText = "margin-left:auto;display:flex;gap:4px";
-  for (const [name, text] of [["inline", "inline"], ["pip", "picture-in-picture"], ["fullscreen", "fullscreen"]]) {
+  for (const [name, text] of [["inline", "back inline (Esc)"], ["pip", "picture-in-picture"], ["fullscreen", "fullscreen"]]) {
     const button = document.createElement("button");
     button.className = `mcpnb-app-mode mcpnb-app-mode-${name}`;
     button.textContent = text;
@@ -114,7 +114,7 @@ function render({ model, el }) {
   // closes it for good the moment the view's frame loads a second time (only about:blank can load there):
   // nothing is relayed after that.
   let frame = null;
-  const place = follower(slot, () => mode === "inline"); // keeps the frame over the slot (layer.js)
+  const place = follower(slot, () => mode, root, () => setMode("inline", "person")); // the frame over the slot (layer.js)
   let proxyReady = false;
   let closed = false;
   let pendingHtml = null;
@@ -313,6 +313,7 @@ function render({ model, el }) {
       away.append(back);
     }
     showModes();
+    place.moved(); // the focus into a fullscreen box, or back where it was (layer.js)
     if (model.get("display_mode") !== next) {
       model.set("display_mode", next);
       model.save_changes();
@@ -326,10 +327,6 @@ function render({ model, el }) {
     }
   };
   for (const [name, button] of Object.entries(modeButtons)) button.onclick = () => setMode(name, "person");
-  const onKey = (event) => {
-    if (event.key === "Escape" && mode === "fullscreen") setMode("inline", "person");
-  };
-  document.addEventListener("keydown", onKey);
 
   // ui/download-file: a card says what the app wants to save (names, types, sizes); nothing is written
   // until the person clicks Save, and then the browser's own download (its save dialog, if so set) does it.
@@ -443,6 +440,7 @@ function render({ model, el }) {
       return;
     }
     if (message.method === "ui/notifications/sandbox-tab-back") return place.leave(Boolean(message.params?.forward));
+    if (message.method === "ui/notifications/sandbox-escape") return place.escape();
     if (message.method === "ui/notifications/sandbox-view-left") {
       return closeBridge("The app left its page; the bridge to it is closed.");
     }
@@ -583,7 +581,6 @@ function render({ model, el }) {
     model.off("change:display_mode", modeFromKernel);
     model.off("change:theme_override", themeFromKernel);
     model.off("change:width_override", widthFromKernel);
-    document.removeEventListener("keydown", onKey);
     for (const name of ["tool_input", "tool_input_partial", "tool_result", "tool_cancelled"]) {
       model.off(`change:${name}`, onChange);
     }

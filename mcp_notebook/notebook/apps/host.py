@@ -71,10 +71,11 @@ class AppNotebook(Protocol):
 
 __all__ = ["AppView", "open_app", "show_for_call"]
 
-# one ES module (anywidget's loader takes no imports of our own): the frames' layer, the courier, the host
+# one ES module (anywidget's loader takes no imports of our own): the focus order, the frames' layer, the
+# courier, the guard document, the host
 _ESM = "\n".join(
     resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
-    for name in ("layer.js", "courier.js", "guard.js", "host.js")
+    for name in ("focus.js", "layer.js", "courier.js", "guard.js", "host.js")
 )
 HOST_INFO = {"name": "mcp-notebook", "version": __version__}
 HOST_CAPABILITIES: dict[str, Any] = {

@@ -106,65 +106,51 @@ function placement(slot, inline, clippers) {
 // ---- the keyboard. The frame's place in the page's Tab order is its slot's (an entry at each end of the
 // slot takes the focus to it: follower). Out of the frame, the Tab key reaches the element after it in the
 // layer: a guard, one before and one after the frame that has the focus, which takes the focus on to the
-// element the Tab key reaches after (or before) the slot. The guards are in the Tab order only while their
-// frame has the focus: the end of the page stays the end.
-const TABBABLE = "a[href],area[href],button,input,select,textarea,iframe,summary,[tabindex],[contenteditable]";
-const tabbable = (node) =>
-  node.tabIndex >= 0 &&
-  !node.disabled &&
-  node.type !== "hidden" &&
-  !node.closest("[inert]") &&
-  (!node.checkVisibility || node.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true }));
+// element the Tab key reaches after (or before) the slot (the follower's beside, in focus.js's order). The
+// guards are in the Tab order only while their frame has the focus: the end of the page stays the end.
+const inLayerNode = (node) => Boolean(node.closest && node.closest(`.${LAYER_CLASS}`));
+const isLayer = (node) => node.classList.contains(LAYER_CLASS);
 
-// the first element of the page the Tab key reaches after the slot (forward), or before it (Shift+Tab)
-function besideSlot(slot, forward) {
-  const side = forward ? Node.DOCUMENT_POSITION_FOLLOWING : Node.DOCUMENT_POSITION_PRECEDING;
-  const all = [...document.querySelectorAll(TABBABLE)];
-  if (!forward) all.reverse();
-  return (
-    all.find(
-      (node) =>
-        slot.compareDocumentPosition(node) & side && !slot.contains(node) && !node.closest(`.${LAYER_CLASS}`) && tabbable(node),
-    ) || null
-  );
-}
-
-let guards = null; // { before, after, slot }
-function guard(frame, slot) {
+let guards = null; // { before, after, slot, beside }
+function guard(frame, slot, beside) {
   if (!guards) {
     const make = (forward) => {
       const node = document.createElement("div");
       node.className = `${LAYER_CLASS}-guard`;
       node.tabIndex = -1;
       node.addEventListener("focus", () => {
-        const next = guards.slot && guards.slot.isConnected ? besideSlot(guards.slot, forward) : null;
+        const next = guards.beside ? guards.beside(forward) : null;
         unguard(guards.slot);
         if (next) next.focus();
         else node.blur();
       });
       return node;
     };
-    guards = { before: make(false), after: make(true), slot: null };
+    guards = { before: make(false), after: make(true), slot: null, beside: null };
   }
   frame.before(guards.before);
   frame.after(guards.after);
   guards.before.tabIndex = 0;
   guards.after.tabIndex = 0;
   guards.slot = slot;
+  guards.beside = beside;
 }
 function unguard(slot) {
   if (!guards || guards.slot !== slot) return;
   guards.before.tabIndex = -1;
   guards.after.tabIndex = -1;
   guards.slot = null;
+  guards.beside = null;
 }
 
 // Keeps one view's frame over its slot: show(frame) puts a (new) frame in place, taking the old one's place
 // in the DOM (the old one's page ends); stop() ends the following and hides the frame (it stays in the page
-// until removed).
-// isInline() says whether the view is shown inline. The slot and frame carry one id (data-mcpnb-slot), so a
-// test can find the frame of an output. The slot is named after the app (the frame's title).
-function follower(slot, isInline) {
+// until removed); moved() is told each change of display mode.
+// mode() says how the view is shown (inline, fullscreen, pip), box is the view's own box (the output's app
+// box, the overlay in fullscreen and picture-in-picture), exit() brings it back inline. The slot and frame
+// carry one id (data-mcpnb-slot), so a test can find the frame of an output. The slot is named after the app
+// (the frame's title).
+function follower(slot, mode, box, exit) {
   const id = `${Date.now().toString(36)}-${++slotsMade}`;
   slot.dataset.mcpnbSlot = id;
   let frame = null;
@@ -174,7 +160,7 @@ function follower(slot, isInline) {
   let ticks = 0;
   let handle = 0;
   const place = () => {
-    const want = placement(slot, isInline(), clippers);
+    const want = placement(slot, mode() === "inline", clippers);
     const key = Object.values(want).join("|");
     if (key !== placed) {
       placed = key;
@@ -215,7 +201,18 @@ function follower(slot, isInline) {
     frame.focus();
     if (document.activeElement !== frame) return;
     frame.dataset.mcpnbKeyed = "";
-    guard(frame, slot);
+    guard(frame, slot, beside);
+  };
+  // what the Tab key reaches after the slot (forward) or before it: in the page, or, shown fullscreen, in
+  // the box (from its end on to its start, and back)
+  const trap = () => (inLayer && frame && mode() === "fullscreen" ? box : null);
+  const beside = (forward) => {
+    if (!slot.isConnected) return null;
+    const inside = trap();
+    const order = inside ? focusOrder(inside) : focusOrder(document, isLayer);
+    const at = order.indexOf(entries[forward ? 1 : 0]);
+    if (at < 0) return null;
+    return order[at + (forward ? 1 : -1)] || (inside ? order[forward ? 0 : order.length - 1] : null);
   };
   const entries = [true, false].map((forward) => {
     const entry = document.createElement("div");
@@ -240,7 +237,7 @@ function follower(slot, isInline) {
     if (now && !focused && slot.isConnected) {
       slot.dispatchEvent(new FocusEvent("focus"));
       slot.dispatchEvent(new FocusEvent("focusin", { bubbles: true }));
-      guard(frame, slot); // a click into the app: Tab out of it goes on from its slot too
+      guard(frame, slot, beside); // a click into the app: Tab out of it goes on from its slot too
     } else if (!now && focused) {
       unguard(slot); // the focus went elsewhere (a click): the guards are out
       delete frame.dataset.mcpnbKeyed;
@@ -250,7 +247,53 @@ function follower(slot, isInline) {
   // the page's window loses the focus to a frame taking it (a click; the frame is the active element by
   // then): seen at once, not at the next tick
   const onBlur = () => frame && inLayer && followFocus();
+  // Fullscreen is a dialog over the notebook: the Tab key stays in the box (focus.js trapTab, and beside),
+  // the focus goes in when it opens (to the box's first stop: the way back inline, unless it is in the app
+  // already) and back where it was when it closes (if it is still in the box or the app then; else the
+  // app's frame). Escape closes it from
+  // anywhere in the page, and a picture-in-picture box from inside it; on the frame itself the frame's
+  // document has the keys and says Escape (apps/proxy.html: escape()). Inside the app the keys are the
+  // app's: it may ask to go back inline (ui/request-display-mode).
+  let shownAs = "inline";
+  let returnTo = null;
+  let untrap = null;
+  const onEscape = (event) => {
+    if (event.key === "Escape" && (mode() === "fullscreen" || (mode() === "pip" && box.contains(event.target)))) exit();
+  };
+  const moved = () => {
+    const [was, now] = [shownAs, mode()];
+    shownAs = now;
+    for (const [name, value] of [["role", "dialog"], ["aria-modal", "true"], ["aria-label", frame ? frame.title : ""]]) {
+      if (now === "fullscreen") box.setAttribute(name, value);
+      else box.removeAttribute(name);
+    }
+    if (!inLayer || !frame) return;
+    const at = deepActive();
+    if ((was === "fullscreen") === (now === "fullscreen")) {
+      // inline <-> picture-in-picture: the button pressed is hidden now; the box's first stop instead (the
+      // button that goes back)
+      const first = box.contains(at) && !tabStop(at) ? focusOrder(box)[0] : null;
+      if (first) first.focus();
+      return;
+    }
+    if (now === "fullscreen") {
+      returnTo = at === document.body ? null : at;
+      const first = at === frame || (box.contains(at) && tabStop(at)) ? null : focusOrder(box)[0];
+      if (first) first.focus();
+      return;
+    }
+    const back = returnTo;
+    returnTo = null;
+    if (at !== document.body && at !== frame && !box.contains(at)) return; // the person went elsewhere
+    if (back && back.isConnected && (back === frame || tabStop(back))) back.focus();
+    else enter(true);
+  };
   return {
+    moved,
+    // Escape on the frame (its document had the keys)
+    escape() {
+      if (mode() !== "inline") exit();
+    },
     show(next) {
       next.dataset.mcpnbSlot = id;
       next.id = `mcpnb-app-frame-${id}`;
@@ -263,12 +306,14 @@ function follower(slot, isInline) {
       placed = "";
       ticks = 0;
       addEventListener("blur", onBlur); // once: the same listener is not added twice
+      document.addEventListener("keydown", onEscape);
+      untrap = untrap || trapTab(trap, inLayerNode);
       if (!handle) tick();
     },
     // the focus out of the frame, to what the Tab key reaches after the slot (forward) or before it
     leave(forward) {
       if (document.activeElement !== frame) return;
-      const next = besideSlot(slot, forward);
+      const next = beside(forward);
       unguard(slot);
       if (next) next.focus();
     },
@@ -277,6 +322,9 @@ function follower(slot, isInline) {
       handle = 0;
       unguard(slot);
       removeEventListener("blur", onBlur);
+      document.removeEventListener("keydown", onEscape);
+      if (untrap) untrap();
+      untrap = null;
       if (frame && inLayer) Object.assign(frame.style, HIDDEN); // its output is gone: nothing to show it over
       frame = null;
     },

@@ -22,6 +22,7 @@ import os
 import shlex
 import shutil
 import signal
+from asyncio import base_subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
@@ -122,6 +123,47 @@ class _Child(asyncio.SubprocessProtocol):
         self.stdin.resume()
 
 
+class _Stdout(asyncio.Protocol):
+    """The protocol of the child's stdout pipe, put in front of asyncio's own: each read goes to the reader at
+    once. asyncio's subprocess transport hands every read to the subprocess protocol through ``call_soon``
+    (``BaseSubprocessTransport._pipe_data_received``): one more turn of the event loop for every read of the
+    server's answers, before the reader's own wake-up. Everything else (the end of the pipe, its errors, flow
+    control) goes to asyncio's protocol as before, so the process's end and ``pipe_connection_lost`` are
+    reported as they were; data, given at once, still comes before them."""
+
+    def __init__(self, inner: asyncio.Protocol, reader: asyncio.StreamReader) -> None:
+        self._inner, self._feed = inner, reader.feed_data
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._feed(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+
+def _read_stdout_at_once(transport: asyncio.SubprocessTransport, reader: asyncio.StreamReader) -> None:
+    """Put :class:`_Stdout` in front of asyncio's protocol of the child's stdout, where it is the protocol
+    this was written for (a pipe asyncio reads, ``base_subprocess.ReadSubprocessPipeProto``)."""
+    pipe = transport.get_pipe_transport(1)
+    if not isinstance(pipe, asyncio.ReadTransport):
+        return
+    inner = pipe.get_protocol()
+    if isinstance(inner, base_subprocess.ReadSubprocessPipeProto) and getattr(inner, "fd", None) == 1:
+        pipe.set_protocol(_Stdout(inner, reader))
+
+
 class StdioClientTransport:
     """A server process we spawned, spoken to over its stdin/stdout. Create with :meth:`start`.
 
@@ -210,6 +252,7 @@ class StdioClientTransport:
             pipe = transport.get_pipe_transport(fd)
             if pipe is not None:
                 widen_pipe(pipe.get_extra_info("pipe"))
+        _read_stdout_at_once(transport, protocol.stdout)
         return cls(
             transport,
             protocol,

@@ -158,9 +158,9 @@ class Outgoing:
             if post is None:
                 # Armed first: a send held up by a peer that stops reading (a full pipe) counts too, and
                 # on 3.11+ the timeout or the connection's end stops it (pending.fail cancels this task).
-                self._arm(pending, timeout, max_timeout)
+                self._arm(pending, timeout, max_timeout, loop)
                 if INLINE:
-                    pending.caller = asyncio.current_task()
+                    pending.caller = asyncio.current_task(loop)
                 try:
                     await self._send(text, related_id)
                 except asyncio.CancelledError:
@@ -169,8 +169,26 @@ class Outgoing:
                 finally:
                     pending.caller = None
             else:
-                self._arm(pending, timeout, max_timeout)
-                await self._post_exchange(post, text, request_id, pending)
+                # A 2026-07-28 request over a transport that can run its exchange in the caller's own task
+                # (HTTP: the POST and its answer), with no task of its own and no wake-up through the future
+                # when the answer came in time. A timeout, the connection's end or the peer ending the
+                # request stops the exchange (pending.fail cancels this task; the future holds why); so does
+                # a cancelled caller. Either way the exchange is cut, which the transport's contract makes
+                # the request's cancellation on the wire. (Here, not in a coroutine of its own: one less.)
+                self._arm(pending, timeout, max_timeout, loop)
+                self.trace.record("out", text)
+                pending.caller = task = asyncio.current_task(loop)
+                try:
+                    await post(text)
+                except asyncio.CancelledError:
+                    pending.cut = True
+                    self.trace.record(
+                        "note", f"request {request_id}: its exchange was cut (its cancellation)"
+                    )
+                    if not (pending.stopped and task is not None and uncancelled(task)):
+                        raise  # the caller's own cancel; else stopped by pending.fail alone (see the future)
+                finally:
+                    pending.caller = None
             try:  # the answer (its timer is armed), awaited here: no coroutine of its own per request
                 result: dict[str, Any] = await pending.future
                 return result
@@ -191,35 +209,18 @@ class Outgoing:
             if token is not None:
                 self._progress.pop(token, None)
 
-    def _arm(self, pending: Pending, timeout: float | None, max_timeout: float | None) -> None:
+    def _arm(
+        self,
+        pending: Pending,
+        timeout: float | None,
+        max_timeout: float | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
         """Start the request's timer (re-armed by progress); it fails the future when time runs out."""
-        loop = asyncio.get_running_loop()
         if max_timeout is not None:
             pending.deadline = loop.time() + max_timeout
         pending.timeout = timeout
         pending.arm(loop)
-
-    async def _post_exchange(
-        self, post: Callable[[str], Awaitable[None]], text: str, request_id: RequestId, pending: Pending
-    ) -> None:
-        """A 2026-07-28 request over a transport that can run its exchange in the caller's own task (HTTP:
-        the POST and its answer), with no task of its own and no wake-up through the future when the answer
-        came in time. A timeout, the connection's end or the peer ending the request stops the exchange
-        (pending.fail cancels this task; the future holds why); so does a cancelled caller. Either way the
-        exchange is cut, which the transport's contract makes the request's cancellation on the wire."""
-        self.trace.record("out", text)
-        task = asyncio.current_task()
-        pending.caller = task
-        try:
-            await post(text)
-        except asyncio.CancelledError:
-            pending.cut = True
-            self.trace.record("note", f"request {request_id}: its exchange was cut (its cancellation)")
-            if pending.stopped and task is not None and uncancelled(task):
-                return  # stopped by pending.fail alone: the caller learns why from the future
-            raise
-        finally:
-            pending.caller = None
 
     async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
         if method in ("initialize", "server/discover") or self._closed:

@@ -357,10 +357,15 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         if length is not None and length > limit:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")
         try:
-            if request.content.is_eof():  # all of it came with the head (small bodies): nothing to wait for
-                body = await request.read()
-            else:  # wait_for runs the read in a task of its own: only for a body still on its way
+            content = request.content
+            if not content.is_eof():  # wait_for runs the read in a task of its own: a body on its way
                 body = await asyncio.wait_for(request.read(), self.limits.body_timeout)
+            elif type(request) is web.BaseRequest:  # aiohttp's low-level server: no middleware read it
+                body = content.read_nowait()  # all of it came with the head: taken at once (read() would
+                if len(body) > limit:  # await two reads, then copy it); refused past the limit as read() is
+                    raise web.HTTPRequestEntityTooLarge(limit, len(body))
+            else:  # an Application's request, whose middleware (OAuth) may have read it: read() has it
+                body = await request.read()
             return body.decode("utf-8")
         except web.HTTPRequestEntityTooLarge:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")

@@ -139,6 +139,11 @@ async def live_widgets(serverapp: Any, path: str) -> set[str] | None:
             kernel = serverapp.kernel_manager.get_kernel(kernel_id)
         except KeyError:  # ended meanwhile
             continue
+        if getattr(kernel, "execution_state", None) == "starting":
+            # no word from it since it (re)started (jupyter_server's state until its first status): it
+            # has run nothing, so no model is alive; not asked, since a kernel slow to start would not
+            # answer in time and the dead views would be kept ("model not found")
+            continue
         comms = await _open_comms(kernel)
         if comms is None:
             return None

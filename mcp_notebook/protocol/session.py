@@ -11,6 +11,7 @@ Lifecycle: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecy
 from __future__ import annotations
 
 import enum
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -42,6 +43,13 @@ __all__ = [
 ]
 
 
+@functools.lru_cache(
+    maxsize=32
+)  # per version name: a C lookup, where supports() is a Python call per message
+def _batching(version: str) -> bool:
+    return ProtocolVersion(version).supports("batching")
+
+
 class Role(enum.Enum):
     CLIENT = "client"
     SERVER = "server"
@@ -53,6 +61,11 @@ class State(enum.Enum):
     INITIALIZED = "initialized"  # initialize answered; notifications/initialized not yet sent/received
     READY = "ready"  # normal operation
     CLOSED = "closed"
+
+    # Hashed by identity, in C: Enum's own __hash__ is a Python function (hash of the name), called for each
+    # lookup in the tables keyed by state (one per request sent). Members are singletons compared by
+    # identity, so the hash agrees with equality as before.
+    __hash__ = object.__hash__
 
 
 class Trigger(enum.Enum):
@@ -241,7 +254,7 @@ class Session:
 
     # ---- sending -----------------------------------------------------------------------------------------
     def send_request(self, method: str, params: dict[str, Any] | None = None) -> tuple[RequestId, str]:
-        allowed = self._allowed_to_send()[self.state]
+        allowed = (CLIENT_REQUESTS if self.role is Role.CLIENT else SERVER_REQUESTS)[self.state]  # (inline)
         if allowed is not ALL and method not in allowed:
             raise LocalProtocolError(
                 f"{self.role.value} in state {self.state.value!r} may not send {method!r}"
@@ -252,7 +265,11 @@ class Session:
             raise LocalProtocolError(f"{method!r} does not exist in protocol version {self.version}")
         # 2026-07-28 tasks are an extension, declared in server/discover's capabilities.extensions
         needed = None if is_modern and method in modern.EXTENSION_METHODS else REQUIRED_CAPABILITY.get(method)
-        if needed and not self._peer_declared(method, needed):
+        if (
+            needed
+            and not has_capability(self.peer_capabilities, needed)
+            and not self._peer_declared(method, needed)
+        ):
             peer = "server" if self.role is Role.CLIENT else "client"
             raise LocalProtocolError(
                 f"the {peer} did not declare the capability {'.'.join(needed)!r} needed for {method!r}"
@@ -365,7 +382,7 @@ class Session:
 
     # ---- receiving ---------------------------------------------------------------------------------------
     def receive(self, data: str | bytes) -> list[Event]:
-        allow_batch = self.version is not None and self.version.supports("batching")
+        allow_batch = self.version is not None and _batching(self.version.name)
         items = jsonrpc.parse(data, allow_batch=allow_batch)
         if len(items) == 1:  # every message but a batch: no comprehension's frame
             message = items[0]

@@ -14,7 +14,7 @@ import functools
 import io
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import aiohttp
@@ -30,7 +30,6 @@ __all__ = [
     "TRANSPORT_ERROR",
     "ClientInbox",
     "ExchangeFailed",
-    "RetriedPost",
     "ServerUnreachable",
     "SessionExpired",
     "content_type",
@@ -95,21 +94,50 @@ class exchange:
     is raised as :class:`ExchangeFailed`. A class, not a generator-based context manager: one per HTTP
     request, and a generator (with :func:`translated` inside it) cost several times the two calls here.
     The response is awaited and released here, not through aiohttp's two context managers around it
-    (their four coroutines per request did nothing else)."""
+    (their four coroutines per request did nothing else).
 
-    __slots__ = ("_http", "_method", "_options", "_response", "_url")
+    With ``message`` (a POST of the Streamable HTTP client), the body is that message, made again for each
+    attempt (a stream if large), and a 429 is retried after its ``Retry-After`` while the waits stay within
+    MAX_RETRY_AFTER in total, then handed over like any other status; ``name`` names the transport in the
+    log. Here rather than in a subclass around this: one coroutine per request, not two."""
 
-    def __init__(self, http: aiohttp.ClientSession, method: str, url: str, **options: Any) -> None:
+    __slots__ = ("_http", "_message", "_method", "_name", "_options", "_response", "_url")
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        method: str,
+        url: str,
+        *,
+        message: str | None = None,
+        name: str = "",
+        **options: Any,
+    ) -> None:
         self._http, self._method, self._url, self._options = http, method, url, options
+        self._message, self._name = message, name
         self._response: aiohttp.ClientResponse | None = None
 
     async def __aenter__(self) -> aiohttp.ClientResponse:
-        try:
-            resp: aiohttp.ClientResponse = await self._http.request(self._method, self._url, **self._options)
-        except _FOREIGN as exc:
-            raise _failed(f"{self._method} {self._url}", exc) from exc
-        self._response = resp
-        return resp
+        waited = 0.0
+        while True:
+            if self._message is not None:
+                self._options["data"] = request_body(self._message)  # each attempt its own
+            try:
+                resp: aiohttp.ClientResponse = await self._http.request(
+                    self._method, self._url, **self._options
+                )
+            except _FOREIGN as exc:
+                raise _failed(f"{self._method} {self._url}", exc) from exc
+            self._response = resp
+            if self._message is None or resp.status != 429:
+                return resp
+            delay = retry_after(resp)
+            if waited + delay > MAX_RETRY_AFTER:
+                return resp
+            await self.__aexit__(None, None, None)
+            log.debug("%s: HTTP 429, retrying in %g s", self._name, delay)
+            waited += delay
+            await asyncio.sleep(delay)
 
     async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         resp = self._response
@@ -121,39 +149,6 @@ class exchange:
             raise _failed(f"{self._method} {self._url}", failure) from failure
         if isinstance(exc, _FOREIGN):
             raise _failed(f"{self._method} {self._url}", exc) from exc
-
-
-class RetriedPost(exchange):
-    """What :meth:`.http_client.StreamableHTTPClientTransport._post` returns: the POST's :class:`exchange`,
-    whose 429 is retried (a class: one per request, where a generator-based context manager cost several
-    times as much; the exchange itself, not one around it). ``name`` names the transport in its logs."""
-
-    __slots__ = ("_message", "_name")
-
-    def __init__(
-        self,
-        http: aiohttp.ClientSession,
-        url: str,
-        name: str,
-        message: str,
-        headers: Mapping[str, str],
-        timeout: aiohttp.ClientTimeout,
-    ) -> None:
-        super().__init__(http, "POST", url, headers=headers, timeout=timeout)
-        self._message, self._name = message, name
-
-    async def __aenter__(self) -> aiohttp.ClientResponse:
-        waited = 0.0
-        while True:
-            self._options["data"] = request_body(self._message)  # each attempt its own (a stream if large)
-            resp = await exchange.__aenter__(self)
-            delay = retry_after(resp) if resp.status == 429 else None
-            if delay is None or waited + delay > MAX_RETRY_AFTER:
-                return resp
-            await exchange.__aexit__(self, None, None, None)
-            log.debug("%s: HTTP 429, retrying in %g s", self._name, delay)
-            waited += delay
-            await asyncio.sleep(delay)
 
 
 def retry_after(resp: aiohttp.ClientResponse, default: float = 1.0) -> float:

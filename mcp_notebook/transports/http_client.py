@@ -43,7 +43,6 @@ from ._heap import reads_from_the_heap
 from ._http_common import (
     ClientInbox,
     ExchangeFailed,
-    RetriedPost,
     ServerUnreachable,
     SessionExpired,
     content_type,
@@ -252,10 +251,18 @@ class StreamableHTTPClientTransport:
             self._posting = (key, CIMultiDictProxy(CIMultiDict(headers)))
         return self._posting[1]
 
-    def _post(self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> RetriedPost:
+    def _post(self, message: str, headers: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> exchange:
         """``async with`` it: POST ``message``; a 429 is retried after its ``Retry-After`` while the waits
         stay within MAX_RETRY_AFTER in total, then handed over like any other error status."""
-        return RetriedPost(self._http, self.url, self._inbox.name, message, headers, timeout)
+        return exchange(
+            self._http,
+            "POST",
+            self.url,
+            message=message,
+            name=self._inbox.name,
+            headers=headers,
+            timeout=timeout,
+        )
 
     async def _post_other(self, message: str, parsed: object) -> None:
         """A notification or a response: the server answers 202 (or an error we can only report)."""

@@ -43,9 +43,8 @@ __all__ = [
 ]
 
 
-@functools.lru_cache(
-    maxsize=32
-)  # per version name: a C lookup, where supports() is a Python call per message
+# per version name: a C lookup, where supports() is a Python call per message
+@functools.lru_cache(maxsize=32)
 def _batching(version: str) -> bool:
     return ProtocolVersion(version).supports("batching")
 
@@ -245,9 +244,6 @@ class Session:
     def outstanding(self) -> dict[RequestId, str]:
         """Our requests still waiting for an answer (id -> method)."""
         return dict(self._outgoing)
-
-    def _allowed_to_send(self) -> dict[State, frozenset[str] | None]:
-        return CLIENT_REQUESTS if self.role is Role.CLIENT else SERVER_REQUESTS
 
     def _allowed_to_receive(self) -> dict[State, frozenset[str] | None]:
         return SERVER_ACCEPTS if self.role is Role.SERVER else CLIENT_ACCEPTS

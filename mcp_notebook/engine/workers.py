@@ -129,7 +129,10 @@ class _Workers:
                 if inbox is not None and self._quick_busy.get(loop) and not inbox.watched:
                     inbox.watched, watch = True, inbox
         if worker is not None:
-            self._wake(worker)
+            if getattr(loop, "_ready", None):  # more callbacks before the loop waits: see _Wake
+                loop.call_soon(_Wake(self._wake, worker))
+            else:
+                self._wake(worker)
         if watch is not None:  # in an empty context: not the caller's (its request's variables)
             loop.call_later(WATCH, self._watch, watch, loop, context=contextvars.Context())
 
@@ -280,6 +283,28 @@ class _Workers:
             worker.close()
         self.__init__()  # type: ignore[misc]
         _inboxes.clear()
+
+
+class _Wake:
+    """A worker's wake-up held until the callbacks ready on its loop have run (``_Workers.submit``): a read
+    of several requests starts their handlers in one turn, their jobs wait behind this one (a quick
+    function's), and one wake-up serves them all, where a wake-up per job had each fight the loop for the
+    interpreter lock. If the loop is closed first, the worker is woken when this is dropped."""
+
+    __slots__ = ("_wake", "_worker")
+
+    def __init__(self, wake: Callable[[_Worker], None], worker: _Worker) -> None:
+        self._wake = wake
+        self._worker: _Worker | None = worker
+
+    def __call__(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            with contextlib.suppress(OSError):  # (its pipe closed: a pool from before a fork)
+                self._wake(worker)
+
+    def __del__(self) -> None:
+        self()
 
 
 def _count_down(counts: dict[Loop, int], loop: Loop) -> None:

@@ -16,6 +16,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...protocol.jsonrpc import json_type
+
 __all__ = [
     "format_magic",
     "format_python",
@@ -54,17 +56,7 @@ def schema_types(schema: object) -> set[str]:
 
 
 def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+    return json_type(value) or ("array" if isinstance(value, list) else "object")
 
 
 def parse_value(raw: str, schema: object = None) -> Any:

@@ -238,7 +238,7 @@ class Wire(str):
     def __new__(
         cls, text: str, decoded: Any = None, message: Message | None = None, line: bytes | None = None
     ) -> Wire:
-        self = super().__new__(cls, text)
+        self = str.__new__(cls, text)  # (not super(): no super object per message)
         self.decoded = _UNREAD if message is not None else decoded
         self.message = message
         self.line = line

@@ -145,8 +145,10 @@ def is_modern(params: Mapping[str, Any] | None) -> bool:
     """A request is modern when its ``_meta`` carries the per-request fields (versioning#era-detection);
     legacy clients never send them. One of them alone still selects the era, so the answer names what
     is missing (-32602) instead of a legacy "not initialized"."""
-    meta = _meta(params)
-    return meta is not None and (  # spelled out: any() over a generator cost 0.5 us, twice per request
+    # _meta(params), inline (one call less, twice per modern request); the fields spelled out: any() over a
+    # generator cost 0.5 us
+    meta = params.get("_meta") if type(params) is dict or isinstance(params, Mapping) else None
+    return isinstance(meta, dict) and (
         META_PROTOCOL_VERSION in meta or META_CLIENT_CAPABILITIES in meta or META_CLIENT_INFO in meta
     )
 

@@ -418,7 +418,8 @@ class StreamableHTTPClientTransport:
 
     def _deliver(self, text: str, request: Request | None) -> bool:
         """Queue one incoming message (decoded here once); True when it answers ``request``."""
-        text = read(text)
+        if type(text) is not Wire or text.message is not None:  # (a JSON body's Wire is read already)
+            text = read(text)
         parsed = parse(text)[0]
         answered = (
             request is not None

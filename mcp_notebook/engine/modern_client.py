@@ -447,7 +447,10 @@ async def modern_request(
             result = await connection.request(method, sent, **options)
         except JSONRPCError as exc:
             result = await _reissued(client, connection, method, sent, options, exc)
-        step = eras.read_result(method, result)
+        # (a complete result, the usual case, is one read_result would return None for: asked inline)
+        step = (
+            None if result.get("resultType", "complete") == "complete" else eras.read_result(method, result)
+        )
         if step is None:
             shaped = result
             if not isinstance(result.get("structuredContent", _NO_VALUE), dict):  # any JSON value in 2026

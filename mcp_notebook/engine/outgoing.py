@@ -136,7 +136,8 @@ class Outgoing:
         related_id: RequestId | None,
         on_id: Callable[[RequestId], None] | None,
     ) -> dict[str, Any]:
-        self._check_open()
+        if self._closed:
+            self._check_open()  # raises why
         loop = asyncio.get_running_loop()
         pending = Pending(loop.create_future(), self._timers, progress_callback)
         token: int | None = None
@@ -204,7 +205,7 @@ class Outgoing:
                 await self._abandon(request_id, method, "the caller cancelled the request")
             raise
         finally:
-            pending.disarm()
+            self._timers.disarm(pending)  # (pending.disarm(), without the call through it)
             self._pending.pop(request_id, None)
             if token is not None:
                 self._progress.pop(token, None)

@@ -387,6 +387,8 @@ class Session:
                 checked = modern.checked_meta(data, self.modern_versions)
                 if checked is not None and type(message) is Request and message.id not in self._incoming:
                     return [self._on_modern_request(message, checked)]
+            if type(message) is Response:  # an answer, the client's usual message: no call through _event
+                return [self._on_answer(message)]
             return [self._event(message)]
         return [self._event(item) for item in items]
 

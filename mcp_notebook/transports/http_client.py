@@ -299,7 +299,15 @@ class StreamableHTTPClientTransport:
         otherwise build from a dict on every request; looked up by the values they are made of (the
         ``_meta`` version, the method, the raw name), without making the routing headers again."""
         method, params = request.method, request.params
-        key = _routing_key(method, params)
+        # The key: the method, the _meta protocol version and the raw value of the method's name field
+        # (``name``, ``uri``...), each None when absent or not a string, read as era.http_headers reads them.
+        version = name = None
+        if isinstance(params, (dict, Mapping)):  # (dict first: no ABC check for a dict)
+            meta = params.get("_meta")
+            version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+            field = NAME_PARAMS.get(method)
+            name = params.get(field) if field is not None else None
+        key = (method, version if isinstance(version, str) else None, name if isinstance(name, str) else None)
         headers = self._routed.get(key)
         if headers is None:
             if len(self._routed) >= _ROUTED_HEADERS:  # resources/read names are URIs: keep the cache small
@@ -563,16 +571,3 @@ class StreamableHTTPClientTransport:
         self._inbox.fail(
             SessionExpired(f"{self._inbox.name}: the server ended the MCP session; start a new one", detail)
         )
-
-
-def _routing_key(method: str, params: Mapping[str, Any] | None) -> tuple[str, str | None, str | None]:
-    """What a modern request's routing headers (``era.http_headers``) are made of, read as it reads them:
-    the method, the ``_meta`` protocol version and the raw value of the method's name field (``name``,
-    ``uri``...), each None when absent or not a string."""
-    if not isinstance(params, dict) and not isinstance(params, Mapping):  # (dict first: no ABC check)
-        return (method, None, None)
-    meta = params.get("_meta")
-    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
-    field = NAME_PARAMS.get(method)
-    name = params.get(field) if field is not None else None
-    return (method, version if isinstance(version, str) else None, name if isinstance(name, str) else None)

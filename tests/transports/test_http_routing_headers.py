@@ -1,5 +1,5 @@
 """A 2026-07-28 POST's routing headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``) are made once
-per method, version and name and looked up by the values they are made of (http_client._routing_key), not
+per method, version and name and looked up by the values they are made of (http_client._modern_headers), not
 by making them again per request: whatever the request, the headers sent are exactly those made afresh."""
 
 from __future__ import annotations

@@ -156,10 +156,14 @@ class Outgoing:
         if post is not None and not is_modern(params):
             post = None
         try:
+            # Armed first: a send held up by a peer that stops reading (a full pipe) counts too, and on
+            # 3.11+ the timeout or the connection's end stops it (pending.fail cancels this task). The timer
+            # is re-armed by progress; it fails the future when time runs out.
+            if max_timeout is not None:
+                pending.deadline = loop.time() + max_timeout
+            pending.timeout = timeout
+            pending.arm(loop)
             if post is None:
-                # Armed first: a send held up by a peer that stops reading (a full pipe) counts too, and
-                # on 3.11+ the timeout or the connection's end stops it (pending.fail cancels this task).
-                self._arm(pending, timeout, max_timeout, loop)
                 if INLINE:
                     pending.caller = asyncio.current_task(loop)
                 try:
@@ -176,7 +180,6 @@ class Outgoing:
                 # request stops the exchange (pending.fail cancels this task; the future holds why); so does
                 # a cancelled caller. Either way the exchange is cut, which the transport's contract makes
                 # the request's cancellation on the wire. (Here, not in a coroutine of its own: one less.)
-                self._arm(pending, timeout, max_timeout, loop)
                 self.trace.record("out", text)
                 pending.caller = task = asyncio.current_task(loop)
                 try:
@@ -209,19 +212,6 @@ class Outgoing:
             self._pending.pop(request_id, None)
             if token is not None:
                 self._progress.pop(token, None)
-
-    def _arm(
-        self,
-        pending: Pending,
-        timeout: float | None,
-        max_timeout: float | None,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
-        """Start the request's timer (re-armed by progress); it fails the future when time runs out."""
-        if max_timeout is not None:
-            pending.deadline = loop.time() + max_timeout
-        pending.timeout = timeout
-        pending.arm(loop)
 
     async def _abandon(self, request_id: RequestId, method: str, reason: str) -> None:
         if method in ("initialize", "server/discover") or self._closed:

@@ -179,8 +179,13 @@ def _loads(data: str | bytes) -> Any:
             data = str.__str__(data)
     elif type(data) is not bytes:
         data = bytes(data)
-    if orjson is not None and not _has_long_integer(data):
-        return orjson.loads(data)
+    if orjson is not None:
+        if len(data) < _SMALL:  # _has_long_integer's short-message case, without the call through it
+            raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+            if not _scan_long_integer(raw):
+                return orjson.loads(data)
+        elif not _has_long_integer(data):
+            return orjson.loads(data)
     # MCP messages are UTF-8 (basic#messages); json.loads would sniff UTF-16/32 in bytes: decode here.
     return _DECODER.decode(data.decode("utf-8") if isinstance(data, bytes) else data)
 

@@ -408,9 +408,9 @@ class StreamableHTTPClientTransport:
         if not wire.is_json:
             text = data.decode("utf-8", errors="replace")
             wire = read(text)
-        if not wire.is_json:
-            self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
-            return
+            if not wire.is_json:
+                self._inbox.put(error_response(request.id, f"invalid JSON from the server: {snippet(text)}"))
+                return
         if not isinstance(wire.decoded, list):
             if self._deliver(wire, request):
                 return

@@ -16,7 +16,7 @@ import contextlib
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,24 +167,20 @@ class StreamableHTTPClientTransport:
             return
         await self._post_other(message, parsed)
 
-    async def post_inline(self, message: str) -> None:
+    def post_inline(self, message: str) -> Coroutine[Any, Any, None]:
         """:meth:`send` for a 2026-07-28 request (the caller knows) that its caller waits for, run in its own
-        task (no task per POST): returns once the exchange is over, its messages delivered as :meth:`send`'s
-        task would (the answer straight to the engine or queued behind what came first; an HTTP failure as
-        an error for the request). Cancelling the caller closes the request's stream, which in 2026-07-28
-        is the request's cancellation: nothing more is to be sent for it."""
+        task (no task per POST): await it; it returns once the exchange is over, its messages delivered as
+        :meth:`send`'s task would (the answer straight to the engine or queued behind what came first; an
+        HTTP failure as an error for the request). Cancelling the caller closes the request's stream, which
+        in 2026-07-28 is the request's cancellation: nothing more is to be sent for it. The exchange's own
+        coroutine is returned (no coroutine around it); a closed or failed transport refuses at once."""
         if self._closed:
             raise TransportClosed(f"{self._inbox.name}: the transport is closed")
         self._inbox.raise_if_failed()
         request = peek(message)
         if not isinstance(request, Request):  # not what this is for (the engine checked the era): as usual
-            await self.send(message)
-            return
-        self._modern.add(request.id)
-        try:
-            await self._post_request(message, request)
-        finally:
-            self._modern.discard(request.id)
+            return self.send(message)
+        return self._post_request(message, request, inline=True)
 
     async def receive(self) -> str:
         if self._closed:
@@ -325,20 +321,28 @@ class StreamableHTTPClientTransport:
                 return {**self._modern_base, **era.http_headers(method, params), **mirrored}
         return headers
 
-    async def _post_request(self, message: str, request: Request) -> None:
-        is_initialize = request.method == "initialize"
-        is_modern = request.id in self._modern
-        sent_session = self.session_id is not None and not is_modern
-        headers = self._modern_headers(request) if is_modern else self._post_headers()
+    async def _post_request(self, message: str, request: Request, inline: bool = False) -> None:
+        """POST a request and deliver what comes back; ``inline``: a 2026-07-28 request of
+        :meth:`post_inline`'s, in flight (``_modern``) while this runs."""
+        if inline:
+            self._modern.add(request.id)
         try:
-            async with self._post(message, headers, self._request_timeout) as resp:
-                if is_initialize and resp.status < 400:
-                    self._take_session_id(resp)
-                await self._on_request_response(resp, message, request, sent_session)
-        except ExchangeFailed as exc:
-            self._exchange_failed(exc, request)
-        except ValueError as exc:
-            self._inbox.put(error_response(request.id, f"POST {self.url}: {exc}"))
+            is_initialize = request.method == "initialize"
+            is_modern = request.id in self._modern
+            sent_session = self.session_id is not None and not is_modern
+            headers = self._modern_headers(request) if is_modern else self._post_headers()
+            try:
+                async with self._post(message, headers, self._request_timeout) as resp:
+                    if is_initialize and resp.status < 400:
+                        self._take_session_id(resp)
+                    await self._on_request_response(resp, message, request, sent_session)
+            except ExchangeFailed as exc:
+                self._exchange_failed(exc, request)
+            except ValueError as exc:
+                self._inbox.put(error_response(request.id, f"POST {self.url}: {exc}"))
+        finally:
+            if inline:
+                self._modern.discard(request.id)
 
     def _exchange_failed(self, exc: ExchangeFailed, request: Request) -> None:
         if exc.unreachable:

@@ -327,7 +327,8 @@ def _classify(obj: Any) -> Message | Invalid:
     if not isinstance(obj, dict):
         return _invalid(None, "a message must be a JSON object")
     raw_id = obj.get("id")
-    msg_id = raw_id if valid_id(raw_id) else None
+    # valid_id(raw_id), its usual cases inline (an exact int or str: bool is a type of its own)
+    msg_id = raw_id if type(raw_id) is int or type(raw_id) is str or valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         return _invalid(msg_id, '"jsonrpc" must be "2.0"')
     if "method" in obj and ("result" in obj or "error" in obj):

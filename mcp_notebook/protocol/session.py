@@ -49,6 +49,11 @@ def _batching(version: str) -> bool:
     return ProtocolVersion(version).supports("batching")
 
 
+@functools.lru_cache(maxsize=32)  # the same: ProtocolVersion.era is a Python call per request sent
+def _modern_version(version: str) -> bool:
+    return ProtocolVersion(version).era == "modern"
+
+
 class Role(enum.Enum):
     CLIENT = "client"
     SERVER = "server"
@@ -256,7 +261,7 @@ class Session:
                 f"{self.role.value} in state {self.state.value!r} may not send {method!r}"
                 + (" (connect first)" if self.state is State.NEW else "")
             )
-        is_modern = self.version is not None and self.version.era == "modern"
+        is_modern = self.version is not None and _modern_version(self.version.name)
         if is_modern and method not in modern.MODERN_METHODS and method not in modern.EXTENSION_METHODS:
             raise LocalProtocolError(f"{method!r} does not exist in protocol version {self.version}")
         # 2026-07-28 tasks are an extension, declared in server/discover's capabilities.extensions

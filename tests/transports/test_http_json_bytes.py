@@ -11,10 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from mcp_notebook.protocol import modern
-from mcp_notebook.protocol.jsonrpc import Request, serialize
-from mcp_notebook.transports.http_client import StreamableHTTPClientTransport
-from tests.local_http import serving
+from tests.transports.test_http_json_not_an_answer import request_answered_with
 from tests.waiting import WAIT
 
 BIG = 2**70  # past 64 bits: the stdlib decodes it exactly
@@ -33,21 +30,11 @@ BODIES: dict[str, tuple[bytes, Any]] = {
 async def test_a_json_body_is_read_from_its_bytes(era: str, name: str) -> None:
     body, expected = BODIES[name]
 
-    async def answer(request: web.Request) -> web.Response:
+    def response() -> web.Response:
         return web.Response(body=body, content_type="application/json")
 
-    app = web.Application()
-    app.router.add_post("/", answer)
-    params: dict[str, Any] = {"name": "t"}
-    if era == "modern":
-        params["_meta"] = {modern.META_PROTOCOL_VERSION: "2026-07-28"}
-    async with serving(app) as base:
-        transport = await StreamableHTTPClientTransport.start(f"{base}/")
-        try:
-            await transport.send(serialize(Request(7, "tools/call", params)))
-            received = await asyncio.wait_for(transport.receive(), WAIT)
-        finally:
-            await transport.aclose()
+    async with request_answered_with(response, era) as transport:
+        received = await asyncio.wait_for(transport.receive(), WAIT)
     message = json.loads(received)
     assert message["id"] == 7
     if isinstance(expected, dict):

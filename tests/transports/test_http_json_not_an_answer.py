@@ -6,7 +6,9 @@ default) for an answer that could not come."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -25,11 +27,15 @@ ANSWERS: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
-@pytest.mark.parametrize("body", list(ANSWERS))
-async def test_a_json_body_that_does_not_answer_fails_the_request_at_once(era: str, body: str) -> None:
+@contextlib.asynccontextmanager
+async def request_answered_with(
+    response: Callable[[], web.Response], era: str
+) -> AsyncIterator[StreamableHTTPClientTransport]:
+    """A client transport whose request 7 (tools/call, in ``era``) is sent to a server answering every POST
+    with a ``response()``; the transport is closed when the block ends."""
+
     async def answer(request: web.Request) -> web.Response:
-        return web.json_response(ANSWERS[body])
+        return response()
 
     app = web.Application()
     app.router.add_post("/", answer)
@@ -40,10 +46,17 @@ async def test_a_json_body_that_does_not_answer_fails_the_request_at_once(era: s
         transport = await StreamableHTTPClientTransport.start(f"{base}/")
         try:
             await transport.send(serialize(Request(7, "tools/call", params)))
-            ours = None
-            while ours is None:  # what the server sent comes first (the engine ignores it), then the error
-                received = json.loads(await asyncio.wait_for(transport.receive(), WAIT))
-                ours = received if isinstance(received, dict) and received.get("id") == 7 else None
+            yield transport
         finally:
             await transport.aclose()
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("body", list(ANSWERS))
+async def test_a_json_body_that_does_not_answer_fails_the_request_at_once(era: str, body: str) -> None:
+    async with request_answered_with(lambda: web.json_response(ANSWERS[body]), era) as transport:
+        ours = None
+        while ours is None:  # what the server sent comes first (the engine ignores it), then the error
+            received = json.loads(await asyncio.wait_for(transport.receive(), WAIT))
+            ours = received if isinstance(received, dict) and received.get("id") == 7 else None
     assert "did not answer request 7" in ours["error"]["message"]

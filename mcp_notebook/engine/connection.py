@@ -116,7 +116,7 @@ class Connection(Outgoing):
         without a reader task: its handler starts at once; :meth:`end` closes the connection."""
         self._take_one(text, inline=False)
 
-    def answer_inline(self, text: str) -> Coroutine[Any, Any, None] | None:
+    def answer_inline(self, text: str) -> Coroutine[Any, Any, object] | None:
         """:meth:`answer_one`, but the request's handler is returned, for the caller to await in its own task
         (no task of its own; Python 3.11+, see pending.INLINE). Ending the connection cancels that task as
         it would the handler's; the returned coroutine then takes that cancel back (Task.uncancel), so the
@@ -124,7 +124,7 @@ class Connection(Outgoing):
         handler to run (a refusal is sent as :meth:`answer_one` sends it)."""
         return self._take_one(text, inline=True)
 
-    def _take_one(self, text: str, *, inline: bool) -> Coroutine[Any, Any, None] | None:
+    def _take_one(self, text: str, *, inline: bool) -> Coroutine[Any, Any, object] | None:
         self.trace.record("in", text)
         run = None
         for event in self.session.receive(text):
@@ -133,24 +133,12 @@ class Connection(Outgoing):
                 assert task is not None
                 incoming = IncomingRequest(event.id, event.method, event.params, self, event.modern)
                 self._running[event.id] = (task, incoming)
-                run = self._handle_inline(incoming, task)
+                run = self._handle(incoming, True, task)
             elif isinstance(event, RequestReceived):
                 self._start_handler(event)
             else:  # a refusal to send, or a note: as the reader would
                 self._spawn(self._dispatch(event), f"{self.name} dispatch")
         return run
-
-    async def _handle_inline(self, incoming: IncomingRequest, task: asyncio.Task[Any]) -> None:
-        try:
-            await self._handle(incoming)  # a cancel inside the handler ends it unanswered, as in its own task
-        except asyncio.CancelledError:
-            if incoming.stopped and uncancelled(task):
-                return  # only ours
-            raise
-        if incoming.stopped:
-            uncancelled(task)
-        if cancelling(task):  # someone else cancelled the caller's task meanwhile: theirs to see
-            raise asyncio.CancelledError
 
     def end(self, reason: str) -> None:
         """Close without waiting: pending requests fail and running handlers are cancelled (they finish on
@@ -316,47 +304,60 @@ class Connection(Outgoing):
 
     def _start_handler(self, event: RequestReceived, *, send: bool = True) -> asyncio.Task[Any]:
         incoming = IncomingRequest(event.id, event.method, event.params, self, event.modern)
-        work = self._handle(incoming) if send else self._answer(incoming)
+        work = self._handle(incoming, send)
         task = self._spawn(work, f"{self.name} handle {event.method} {event.id}", leaves=send)
         if not task.done():  # (done: an eager task factory ran it to its end as it was made)
             self._running[event.id] = (task, incoming)
         return task
 
-    async def _handle(self, incoming: IncomingRequest) -> None:
+    async def _handle(
+        self, incoming: IncomingRequest, send: bool = True, inline: asyncio.Task[Any] | None = None
+    ) -> str | None:
+        """Run the handler and send its answer (``send`` False: return it, for a batch's one answer; None:
+        cancelled, so nothing may be sent). ``inline``: the caller's task the handler runs in
+        (:meth:`answer_inline`): a cancel of ours (the request stopped) is taken back from it, anyone
+        else's still propagates. One coroutine for all of it: each level is resumed again by the answer."""
         try:
-            text = await self._answer(incoming)
-            if text is None:
-                return
             try:
-                await self._send(text, incoming.id)
-            except ConnectionClosedError as exc:
-                log.debug("%s: answer to %s not delivered: %s", self.name, incoming.id, exc)
-        finally:  # its task leaves the connection's tasks (_spawn's leaves; inline: not one of them)
-            self._tasks.discard(asyncio.current_task())
-
-    async def _answer(self, incoming: IncomingRequest) -> str | None:
-        """Run the handler; the answer to send (None: cancelled, so nothing may be sent)."""
-        try:
-            recorder = otel.tracer()
-            if recorder is None:
-                result = await self._request_handler(incoming)
-            else:
-                with otel.server_span(recorder, incoming.method, incoming.params, incoming.id):
+                recorder = otel.tracer()
+                if recorder is None:
                     result = await self._request_handler(incoming)
-            text = self.session.send_result(incoming.id, result)
+                else:
+                    with otel.server_span(recorder, incoming.method, incoming.params, incoming.id):
+                        result = await self._request_handler(incoming)
+                text = self.session.send_result(incoming.id, result)
+            except asyncio.CancelledError:
+                self.session.forget(incoming.id)  # cancelled by the peer or by closing: no answer is sent
+                text = None
+            except JSONRPCError as exc:
+                text = self.session.send_error(incoming.id, exc.code, exc.message, exc.data)
+            except Exception as exc:
+                # the exception (its type too: KeyError names what was looked up) stays in the server's log;
+                # the peer learns only that the request failed inside the server
+                log.exception("%s: handler for %s failed: %s", self.name, incoming.method, type(exc).__name__)
+                text = self.session.send_error(incoming.id, INTERNAL_ERROR, "Internal error")
+            finally:
+                self._running.pop(incoming.id, None)
+            if not send:
+                return text
+            if text is not None:
+                try:
+                    await self._send(text, incoming.id)
+                except ConnectionClosedError as exc:
+                    log.debug("%s: answer to %s not delivered: %s", self.name, incoming.id, exc)
         except asyncio.CancelledError:
-            self.session.forget(incoming.id)  # cancelled by the peer or by closing: no answer is sent
-            return None
-        except JSONRPCError as exc:
-            text = self.session.send_error(incoming.id, exc.code, exc.message, exc.data)
-        except Exception as exc:
-            # the exception (its type too: KeyError names what was looked up) stays in the server's log;
-            # the peer learns only that the request failed inside the server
-            log.exception("%s: handler for %s failed: %s", self.name, incoming.method, type(exc).__name__)
-            text = self.session.send_error(incoming.id, INTERNAL_ERROR, "Internal error")
-        finally:
-            self._running.pop(incoming.id, None)
-        return text
+            if inline is not None and incoming.stopped and uncancelled(inline):
+                return None  # only ours
+            raise
+        finally:  # its task leaves the connection's tasks (_spawn's leaves; inline: not one of them)
+            if send:
+                self._tasks.discard(asyncio.current_task())
+        if inline is not None:
+            if incoming.stopped:
+                uncancelled(inline)
+            if cancelling(inline):  # someone else cancelled the caller's task meanwhile: theirs to see
+                raise asyncio.CancelledError
+        return None
 
     def _on_notification(self, event: NotificationReceived) -> None:
         params = event.params

@@ -433,7 +433,7 @@ class Server:
 
     def serve_inline(
         self, transport: Transport, message: str, *, peer: Peer
-    ) -> tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]:
+    ) -> tuple[Callable[[str], None], Coroutine[Any, Any, object] | None]:
         """:meth:`serve_one` with no handler task either: returns ``end`` and the request's handler, for the
         caller to await in its own task (None: nothing to run, a refusal is on its way). ``end`` cancels
         that task while the handler runs; the handler takes that cancel back (Connection.answer_inline)."""
@@ -441,7 +441,7 @@ class Server:
 
     def _serve_single(
         self, transport: Transport, message: str, peer: Peer, *, inline: bool
-    ) -> tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]:
+    ) -> tuple[Callable[[str], None], Coroutine[Any, Any, object] | None]:
         name, capabilities = f"{self.info['name']} {peer.transport}", self.request_capabilities()
         session = ServerSession(self, transport, peer, name, capabilities)  # (positional: see its __init__)
         self.sessions.add(session)

@@ -32,7 +32,7 @@ from ..tools.input_checks import check_declared, check_elicit_answer, client_eli
 from ..tools.prompts import PromptArgumentError, PromptDef
 from ..tools.registry import ToolRegistry
 from ..tools.resources import ResourceDef, TemplateDef
-from ..tools.tool import Tool, shown_result
+from ..tools.tool import Tool, ToolOutcome, shown_result
 from ..transports.base import Peer
 from . import task_calls as task_engine
 from .approval import Approver, IncomingCall, check, denied_result
@@ -376,7 +376,10 @@ async def _tools_list(s: MethodSession, r: IncomingRequest) -> dict[str, Any]:
     return result
 
 
-async def _tools_call(s: MethodSession, r: IncomingRequest) -> dict[str, Any]:
+def _tools_call(s: MethodSession, r: IncomingRequest) -> Awaitable[dict[str, Any]]:
+    """A plain function returning what to await (its checks raise when it is called, inside the awaiting
+    ``handle``): the usual call's coroutine is :func:`_run` itself, one level fewer for a tool's
+    answer to resume."""
     name = _str_param(r.params, "name")
     tool = s.server.tools.get(name)
     if tool is None:
@@ -387,16 +390,31 @@ async def _tools_call(s: MethodSession, r: IncomingRequest) -> dict[str, Any]:
     # The call as approval and listeners (console, audit log) see it; not built when nobody would look
     watched = s.server.approve is not None or s.server.listened
     event: dict[str, Any] = _call_event(s, r, name, arguments, tool.definition) if watched else {}
-    if s.server.approve is not None:  # the one approval point, for every transport (DESIGN decision 14)
-        approval = await check(s.server.approve, event["call"])
-        if not approval.allowed:
-            s.server.emit("call_denied", {**event, "reason": approval.reason})
-            return denied_result(event["call"], approval)
+    if s.server.approve is None:
+        return _call(s, r, tool, arguments, watched, event)
+    return _approved_call(s, r, tool, arguments, event, s.server.approve)
+
+
+async def _approved_call(
+    s: MethodSession, r: IncomingRequest, tool: Tool, arguments: Any, event: Any, approve: Approver
+) -> dict[str, Any]:
+    """The one approval point, for every transport (DESIGN decision 14)."""
+    approval = await check(approve, event["call"])
+    if not approval.allowed:
+        s.server.emit("call_denied", {**event, "reason": approval.reason})
+        return denied_result(event["call"], approval)
+    return await _call(s, r, tool, arguments, True, event)
+
+
+def _call(
+    s: MethodSession, r: IncomingRequest, tool: Tool, arguments: Any, watched: bool, event: dict[str, Any]
+) -> Awaitable[dict[str, Any]]:
+    """The call, once allowed: as a task, or its tool run (with the events when ``watched``)."""
     as_task = task_engine.runs_as_task(s, r, tool)
     if as_task and not watched:
-        event = _call_event(s, r, name, arguments, tool.definition)
+        event = _call_event(s, r, tool.name, arguments, tool.definition)
     if as_task and (r.modern is None or tool.task_start == "call"):
-        return await task_engine.start_tool_task(s, r, tool, arguments, _ContextBackend(s, r, None), event)
+        return task_engine.start_tool_task(s, r, tool, arguments, _ContextBackend(s, r, None), event)
     # a tool without a Context cannot ask for input: its round is made up front only when the request brings
     # answers (checked, as ever, before the tool runs), else only if it ends up asking (_input_required)
     params = r.params
@@ -405,30 +423,55 @@ async def _tools_call(s: MethodSession, r: IncomingRequest) -> dict[str, Any]:
     if as_task:  # 2026, task_start="explicit": MRTR rounds on this request, then the task
         backend = _ContextBackend(s, r, inputs)
         escalate = functools.partial(_input_required, s, r, inputs)
-        return await task_engine.call_then_task(s, r, tool, arguments, backend, escalate, event)
+        return task_engine.call_then_task(s, r, tool, arguments, backend, escalate, event)
     context = Context(_ContextBackend(s, r, inputs)) if tool.context_param else None
-    if not watched:
-        return await _run_unwatched(s, r, tool, arguments, context, inputs)
-    s.server.emit("call_started", event)
-    finished: dict[str, Any] = {**event, "outcome": None, "status": "cancelled"}
+    return _run(s, r, tool, arguments, context, inputs, event)
+
+
+async def _run(
+    s: MethodSession,
+    r: IncomingRequest,
+    tool: Tool,
+    arguments: Any,
+    context: Context | None,
+    inputs: modern.InputRound | None,
+    event: dict[str, Any],
+) -> dict[str, Any]:
+    """The tool's run; with its events when ``event`` is there (approval hook, listeners: console, audit)."""
+    if event:
+        s.server.emit("call_started", event)
+    outcome: ToolOutcome | modern.RequestEscalation | None = None
     try:
         outcome = await tool.call(
             arguments, context, run_sync=s.server.run_sync, run_async=s.server.run_async
         )
+        if outcome.exception is not None:
+            log.info("tool %s failed: %s\n%s", tool.name, outcome.exception, outcome.traceback or "")
+            outcome.result = shown_result(outcome, tool.name, s.server.mask_errors)  # ToolError always shown
+        return outcome.result
     except modern.RequestEscalation as escalation:
-        finished["status"] = "input required"
+        outcome = escalation
         if not isinstance(escalation, modern.InputRequired):
             raise
         return _input_required(s, r, inputs, escalation)
-    else:
-        if outcome.exception is not None:
-            log.info("tool %s failed: %s\n%s", name, outcome.exception, outcome.traceback or "")
-            outcome.result = shown_result(outcome, name, s.server.mask_errors)  # ToolError always shown
-        failed = outcome.result.get("isError") is True
-        finished |= {"outcome": outcome, "status": "failed" if failed else "done"}
-        return outcome.result
     finally:  # also when cancelled, so listeners (console, audit) never keep a call "running"
-        s.server.emit("call_finished", finished)
+        if event:
+            s.server.emit("call_finished", _finished(event, outcome))
+
+
+def _finished(
+    event: dict[str, Any], outcome: ToolOutcome | modern.RequestEscalation | None
+) -> dict[str, Any]:
+    """A call's ``call_finished`` event: its outcome (None: cancelled or input required) and status."""
+    if outcome is None:
+        return {**event, "outcome": None, "status": "cancelled"}
+    if isinstance(outcome, modern.RequestEscalation):
+        return {**event, "outcome": None, "status": "input required"}
+    return {
+        **event,
+        "outcome": outcome,
+        "status": "failed" if outcome.result.get("isError") is True else "done",
+    }
 
 
 def _call_event(
@@ -438,27 +481,6 @@ def _call_event(
         s.peer, name, dict(arguments or {}), definition, r.id, _declared(s, r), principal=s.principal(r)
     )
     return {"session": s, "request": r, "tool": name, "arguments": arguments, "call": call}
-
-
-async def _run_unwatched(
-    s: MethodSession,
-    r: IncomingRequest,
-    tool: Tool,
-    arguments: Any,
-    context: Context | None,
-    inputs: modern.InputRound | None,
-) -> dict[str, Any]:
-    """The call when no approval hook nor listener is there: what the watched path does, less the events."""
-    try:
-        outcome = await tool.call(
-            arguments, context, run_sync=s.server.run_sync, run_async=s.server.run_async
-        )
-    except modern.InputRequired as escalation:
-        return _input_required(s, r, inputs, escalation)
-    if outcome.exception is not None:
-        log.info("tool %s failed: %s\n%s", tool.name, outcome.exception, outcome.traceback or "")
-        outcome.result = shown_result(outcome, tool.name, s.server.mask_errors)  # ToolError always shown
-    return outcome.result
 
 
 def _declared(s: MethodSession, r: IncomingRequest) -> dict[str, Any]:

@@ -94,7 +94,7 @@ class ServerSession:
         self.loop = asyncio.get_running_loop()
         self.connection.answer_one(message)
 
-    def answer_inline(self, message: str) -> Coroutine[Any, Any, None] | None:
+    def answer_inline(self, message: str) -> Coroutine[Any, Any, object] | None:
         """:meth:`answer_one`, the handler run by the caller's task (``Server.serve_inline``)."""
         self.loop = asyncio.get_running_loop()
         return self.connection.answer_inline(message)

@@ -46,7 +46,7 @@ class ModernPosts:
         _requests: int
         _modern: set[_Session | Exchange]
         _serve_one: Callable[..., Callable[[str], None]] | None
-        _serve_inline: Callable[..., tuple[Callable[[str], None], Coroutine[Any, Any, None] | None]] | None
+        _serve_inline: Callable[..., tuple[Callable[[str], None], Coroutine[Any, Any, object] | None]] | None
         _first: FirstActivity
         _exchange_hooks: ExchangeHooks
         _header_schemas: dict[int, tuple[dict[str, Any], bool]]

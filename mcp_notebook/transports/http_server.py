@@ -352,68 +352,87 @@ class StreamableHTTPServer(ModernPosts, SSEStreams):
         session.touch()
         return session
 
-    async def _read_body(self, request: web.BaseRequest) -> str | web.Response:
+    def _body_at_hand(self, request: web.BaseRequest) -> str | web.Response | None:
+        """The body when it came with its head on aiohttp's low-level server (no middleware read it): taken at
+        once (read() would await two reads, then copy it); refused past the limit as read() is. None: still
+        on its way, or an Application's request (:meth:`_read_body`)."""
         limit, length = self.limits.max_body_size, request.content_length
         if length is not None and length > limit:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")
+        content = request.content
+        if not content.is_eof() or type(request) is not web.BaseRequest:
+            return None
+        body = content.read_nowait()
+        if len(body) > limit:
+            return _error(413, f"Payload Too Large: the limit is {limit} bytes")
+        return _decoded(body)
+
+    async def _read_body(self, request: web.BaseRequest) -> str | web.Response:
+        limit = self.limits.max_body_size
         try:
-            content = request.content
-            if not content.is_eof():  # wait_for runs the read in a task of its own: a body on its way
+            if not request.content.is_eof():  # wait_for runs the read in a task of its own: a body on its way
                 body = await asyncio.wait_for(request.read(), self.limits.body_timeout)
-            elif type(request) is web.BaseRequest:  # aiohttp's low-level server: no middleware read it
-                body = content.read_nowait()  # all of it came with the head: taken at once (read() would
-                if len(body) > limit:  # await two reads, then copy it); refused past the limit as read() is
-                    raise web.HTTPRequestEntityTooLarge(limit, len(body))
             else:  # an Application's request, whose middleware (OAuth) may have read it: read() has it
                 body = await request.read()
-            return body.decode("utf-8")
         except web.HTTPRequestEntityTooLarge:
             return _error(413, f"Payload Too Large: the limit is {limit} bytes")
         except asyncio.TimeoutError:
             timeout = self.limits.body_timeout
             return _error(408, f"Request Timeout: the body did not arrive within {timeout:g} s")
-        except UnicodeDecodeError:
-            return _error(400, "Parse error: the body is not UTF-8", code=PARSE_ERROR)
+        return _decoded(body)
 
-    async def _post(self, request: web.BaseRequest) -> web.StreamResponse:
+    def _post(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:
+        """A POST. A plain function returning what to await: when the body came with its head (the usual
+        POST), that is the request's own coroutine (``_post_modern``'s, ``_answer``), one level fewer for its
+        answer to resume; its checks and refusals happen when it is called, inside aiohttp's handler."""
         if media_type(request.headers.get("Content-Type")) != "application/json":
-            return _error(415, "Unsupported Media Type: Content-Type must be application/json")
+            return ready(_error(415, "Unsupported Media Type: Content-Type must be application/json"))
         if not accepts(request, "application/json", "text/event-stream"):
-            return _error(406, "Not Acceptable: Accept must include application/json and text/event-stream")
-        text = await self._read_body(request)
+            return ready(
+                _error(406, "Not Acceptable: Accept must include application/json and text/event-stream")
+            )
+        text = self._body_at_hand(request)
+        if text is None:
+            return self._post_read(request)
+        return self._post_text(request, text)
+
+    async def _post_read(self, request: web.BaseRequest) -> web.StreamResponse:
+        return await self._post_text(request, await self._read_body(request))
+
+    def _post_text(self, request: web.BaseRequest, text: str | web.Response) -> Awaitable[web.StreamResponse]:
         if not isinstance(text, str):  # an error (a web.Response: an ABC, slower to check against)
-            return text
+            return ready(text)
         text = read(text)  # decoded here, once: the engine gets this Wire and does not decode it again
         first = text[:1]  # (lstrip would copy a whole Wire, a str subclass, to look at one character)
         if first == "[" or (first.isspace() and text.lstrip().startswith("[")):
-            return await self._post_batch(request, text)
+            return self._post_batch(request, text)
         message = parse(text)[0]
         if isinstance(message, Invalid):
-            return _refused(message)
+            return ready(_refused(message))
         if isinstance(message, Request | Notification) and self._is_modern(request, message):
-            return await self._post_modern(request, message, text)
+            return self._post_modern(request, message, text)
         if isinstance(message, Request) and message.method == "initialize":
             if request.headers.get("Mcp-Session-Id"):
-                return _error(400, "Bad Request: initialize must not carry an Mcp-Session-Id")
+                return ready(_error(400, "Bad Request: initialize must not carry an Mcp-Session-Id"))
             client = f"{self._who(request)}@{request.remote}"
             if not self.sessions.make_room(client):
-                return _error(503, "Service Unavailable: every session is in use", code=INTERNAL_ERROR)
+                return ready(_error(503, "Service Unavailable: every session is in use", code=INTERNAL_ERROR))
             session = self._new_session(request, client)
         else:
             found = self._session_for(request)
             if isinstance(found, web.Response):
-                return found
+                return ready(found)
             session = found
         if not isinstance(message, Request):
             if isinstance(message, Notification) and message.method == "notifications/cancelled":
                 session.cancel((message.params or {}).get("requestId"))
             session.inbox.put_nowait(text)
-            return web.Response(status=202, headers={"Mcp-Session-Id": session.id})
+            return ready(web.Response(status=202, headers={"Mcp-Session-Id": session.id}))
         if message.id in session.active:
-            return _error(400, f"Invalid Request: request id {message.id!r} is already in use")
+            return ready(_error(400, f"Invalid Request: request id {message.id!r} is already in use"))
         stream = session.open_request(message, json_mode=self.json_response)
         session.inbox.put_nowait(text)
-        return await self._answer(request, session, stream)
+        return self._answer(request, session, stream)
 
     async def _post_batch(self, request: web.BaseRequest, text: str) -> web.StreamResponse:
         """A JSON-RPC batch: only in a 2025-03-26 session, which has them (basic#batching); later versions
@@ -515,3 +534,10 @@ async def _expect(request: web.BaseRequest) -> None:
             raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
         await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         request.writer.output_size = 0  # the response's own size starts after it
+
+
+def _decoded(body: bytes) -> str | web.Response:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return _error(400, "Parse error: the body is not UTF-8", code=PARSE_ERROR)

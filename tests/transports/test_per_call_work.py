@@ -5,6 +5,7 @@ something asks for its cancel_event."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -45,14 +46,14 @@ async def calls_patched(
 
 
 @contextlib.asynccontextmanager
-async def modern_http_client() -> AsyncIterator[Client]:
-    """A 2026-07-28 client of make_server() over Streamable HTTP on 127.0.0.1."""
+async def modern_http_client(server: Server | None = None, era: str = "modern") -> AsyncIterator[Client]:
+    """A 2026-07-28 client (or ``era``'s) of ``server`` (make_server()) over Streamable HTTP on 127.0.0.1."""
     from mcp_notebook.transports.http_server import StreamableHTTPServer
 
-    http = StreamableHTTPServer(make_server())
+    http = StreamableHTTPServer(server or make_server())
     url = await http.start("127.0.0.1", 0)
     try:
-        async with Client(url, era="modern") as client:
+        async with Client(url, era=era) as client:
             yield client
     finally:
         await http.stop()
@@ -167,3 +168,33 @@ async def test_a_modern_http_post_builds_no_capabilities_nor_closed_event(
             client, monkeypatch, (Server, "capabilities", capabilities), (asyncio, "Event", event)
         )
     assert made == {"capabilities": 0, "Event": 0}
+
+
+# What a tool's answer resumes, one level at a time, on its way back to aiohttp's handler (each ~1.5k
+# instructions): round 8 folded Connection._handle_inline and _answer into _handle, server_methods._tools_call
+# (now a plain function returning _run's coroutine) and the HTTP server's _post (the same).
+RESUMED = {
+    "modern": ["Tool._run", "Tool.call", "_run", "ServerSession.handle", "Connection._handle",
+               "ModernPosts._post_inline", "within_limit"],
+    "legacy": ["Tool._run", "Tool.call", "_run", "ServerSession.handle", "Connection._handle"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_tools_answer_resumes_few_coroutines_over_http(era: str) -> None:
+    server = Server("levels")
+    seen: list[str] = []
+
+    @server.tool
+    async def levels(text: str) -> str:
+        """The coroutines awaiting this one, innermost first."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_flags & inspect.CO_COROUTINE:
+            if frame.f_globals.get("__name__", "").startswith("mcp_notebook."):
+                seen.append(frame.f_code.co_qualname)
+            frame = frame.f_back
+        return text
+
+    async with modern_http_client(server, era) as client:
+        assert (await client.call_tool("levels", {"text": "x"}))["content"][0]["text"] == "x"
+    assert seen == RESUMED[era]

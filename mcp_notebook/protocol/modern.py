@@ -135,6 +135,9 @@ LISTEN_FLAGS = {
 _KNOWN_VERSIONS = {name: ProtocolVersion(name) for name in MODERN_VERSIONS}  # immutable, so shared
 
 
+_UNREAD: Any = object()  # read_meta's and check_headers' meta when their caller has not read it
+
+
 def _meta(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     # a dict first: isinstance against the Mapping ABC is the slow check, twice per modern request
     meta = params.get("_meta") if type(params) is dict or isinstance(params, Mapping) else None
@@ -177,13 +180,15 @@ def read_meta(
     supported: tuple[str, ...] = MODERN_VERSIONS,
     *,
     also: tuple[str, ...] = (),
+    meta: Any = _UNREAD,
 ) -> RequestMeta:
     """Validate a modern request's ``_meta`` and method; JSONRPCError with the spec's code otherwise.
 
     Missing fields: -32602; unknown version: -32022 with ``supported``/``requested``; a method the modern
-    era does not have (``ping``, ``initialize``...): -32601.
+    era does not have (``ping``, ``initialize``...): -32601. ``meta``: ``_meta(params)``, already read.
     """
-    meta = _meta(params)
+    if meta is _UNREAD:
+        meta = _meta(params)
     if meta is None:
         raise JSONRPCError(INVALID_PARAMS, "Invalid params: '_meta' is required")
     requested = meta.get(META_PROTOCOL_VERSION)
@@ -213,13 +218,25 @@ def read_meta(
 
 
 def check_meta(
-    wire: Wire, request: Request, supported: tuple[str, ...] = MODERN_VERSIONS, *, also: tuple[str, ...] = ()
+    wire: Wire,
+    request: Request,
+    supported: tuple[str, ...] = MODERN_VERSIONS,
+    *,
+    also: tuple[str, ...] = (),
+    headers: Mapping[str, str] | None = None,
 ) -> RequestMeta:
     """:func:`read_meta` of a request read from ``wire`` (its one message), remembered on the Wire: the engine
-    that receives this Wire takes it (:func:`checked_meta`) instead of reading ``_meta`` again."""
-    meta = read_meta(request.method, request.params, supported, also=also)
-    wire.checked = (supported, meta)
-    return meta
+    that receives this Wire takes it (:func:`checked_meta`) instead of reading ``_meta`` again. ``headers``:
+    an HTTP POST's, checked first (:func:`check_headers`, its error raised) against the same ``_meta``."""
+    params = request.params
+    meta = _meta(params)
+    if headers is not None:
+        error = check_headers(headers, request.method, params, meta)
+        if error is not None:
+            raise error
+    found = read_meta(request.method, params, supported, also=also, meta=meta)
+    wire.checked = (supported, found)
+    return found
 
 
 def checked_meta(data: str | bytes, supported: tuple[str, ...]) -> RequestMeta | None:
@@ -259,38 +276,40 @@ def decode_header_value(value: str) -> str | None:
 
 
 def check_headers(
-    headers: Mapping[str, str], method: str, params: Mapping[str, Any] | None
+    headers: Mapping[str, str], method: str, params: Mapping[str, Any] | None, meta: Any = _UNREAD
 ) -> JSONRPCError | None:
     """Streamable HTTP 2026: the routing headers must match the body (-32020 HeaderMismatch otherwise).
 
     ``headers`` must be looked up case-insensitively (aiohttp's CIMultiDict is); values are case-sensitive
-    and surrounding whitespace is ignored.
+    and surrounding whitespace is ignored. ``meta``: ``_meta(params)``, already read.
     """
 
-    def mismatch(what: str) -> JSONRPCError:
-        return JSONRPCError(HEADER_MISMATCH, f"Header mismatch: {what}")
-
     sent_version = headers.get("MCP-Protocol-Version")
-    meta = _meta(params) or {}
-    body_version = meta.get(META_PROTOCOL_VERSION)
+    if meta is _UNREAD:
+        meta = _meta(params)
+    body_version = meta.get(META_PROTOCOL_VERSION) if meta is not None else None
     if sent_version is None:
-        return mismatch("the MCP-Protocol-Version header is required")
+        return _mismatch("the MCP-Protocol-Version header is required")
     if body_version is not None and sent_version.strip() != body_version:
-        return mismatch("MCP-Protocol-Version does not match _meta protocolVersion")
+        return _mismatch("MCP-Protocol-Version does not match _meta protocolVersion")
     sent_method = headers.get("Mcp-Method")
     if sent_method is None:
-        return mismatch("the Mcp-Method header is required")
+        return _mismatch("the Mcp-Method header is required")
     if sent_method.strip() != method:
-        return mismatch(f"Mcp-Method {sent_method.strip()!r} does not match the body method {method!r}")
+        return _mismatch(f"Mcp-Method {sent_method.strip()!r} does not match the body method {method!r}")
     name_field = NAME_PARAMS.get(method)
     if name_field is not None:
         sent_name = headers.get("Mcp-Name")
         if sent_name is None:
-            return mismatch("the Mcp-Name header is required for this method")
+            return _mismatch("the Mcp-Name header is required for this method")
         body_name = params.get(name_field) if type(params) is dict or isinstance(params, Mapping) else None
         if decode_header_value(sent_name) != body_name:
-            return mismatch(f"Mcp-Name does not match params.{name_field}")
+            return _mismatch(f"Mcp-Name does not match params.{name_field}")
     return None
+
+
+def _mismatch(what: str) -> JSONRPCError:
+    return JSONRPCError(HEADER_MISMATCH, f"Header mismatch: {what}")
 
 
 def check_param_headers(

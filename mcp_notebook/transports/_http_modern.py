@@ -93,11 +93,9 @@ class ModernPosts:
         if not isinstance(message, Request):
             return ready(web.Response(status=202))  # the 2026 core defines no client notifications over HTTP
         try:
-            error = modern.check_headers(request.headers, message.method, message.params)
-            if error is not None:
-                raise error
-            # read once: remembered on the Wire, the engine that receives it takes it (protocol.session)
-            modern.check_meta(text, message, also=_LEGACY_NEWEST_FIRST)
+            # the headers, then _meta (read once for both): remembered on the Wire, the engine that receives
+            # it takes it (protocol.session)
+            modern.check_meta(text, message, also=_LEGACY_NEWEST_FIRST, headers=request.headers)
             self._check_param_headers(request, message)
         except JSONRPCError as exc:
             return ready(modern_answer(serialize(ErrorResponse(message.id, exc.code, exc.message, exc.data))))

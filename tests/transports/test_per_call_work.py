@@ -128,20 +128,25 @@ async def test_a_structured_result_is_checked_without_keying_its_schema_per_call
 
 async def test_a_modern_http_post_reads_its_meta_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Streamable HTTP server checks a modern request's _meta (for the HTTP status of an error) and hands
-    what it found to the engine on the Wire: read_meta runs once per POST, not twice."""
+    what it found to the engine on the Wire: read_meta runs once per POST, not twice; and the header checks
+    and read_meta share one read of params._meta (is_modern reads it inline, to route the POST)."""
     from mcp_notebook.protocol import modern
 
-    runs = 0
-    real = modern.read_meta
+    runs = {"read_meta": 0, "_meta": 0}
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal runs
-        runs += 1
-        return real(*args, **kwargs)
+    def counted(name: str) -> Any:
+        real = getattr(modern, name)
+
+        def count(*args: Any, **kwargs: Any) -> Any:
+            runs[name] += 1
+            return real(*args, **kwargs)
+
+        return count
 
     async with modern_http_client() as client:
-        await calls_patched(client, monkeypatch, (modern, "read_meta", counted))
-    assert runs == CALLS
+        patches = [(modern, name, counted(name)) for name in runs]
+        await calls_patched(client, monkeypatch, *patches)
+    assert runs == {"read_meta": CALLS, "_meta": CALLS}
 
 
 async def test_a_modern_http_post_builds_no_capabilities_nor_closed_event(

@@ -114,22 +114,27 @@ class Connection(Outgoing):
     def answer_one(self, text: str) -> None:
         """Take the one message of a connection that carries a single request (a 2026-07-28 HTTP POST)
         without a reader task: its handler starts at once; :meth:`end` closes the connection."""
-        self._take_one(text, inline=False)
+        self._take_one(text, False)
 
-    def answer_inline(self, text: str) -> Coroutine[Any, Any, object] | None:
+    def answer_inline(
+        self, text: str, loop: asyncio.AbstractEventLoop | None = None
+    ) -> Coroutine[Any, Any, object] | None:
         """:meth:`answer_one`, but the request's handler is returned, for the caller to await in its own task
         (no task of its own; Python 3.11+, see pending.INLINE). Ending the connection cancels that task as
         it would the handler's; the returned coroutine then takes that cancel back (Task.uncancel), so the
         caller carries on, while any other cancel of its task still propagates. None when there is no
-        handler to run (a refusal is sent as :meth:`answer_one` sends it)."""
-        return self._take_one(text, inline=True)
+        handler to run (a refusal is sent as :meth:`answer_one` sends it). ``loop``: the running loop, when
+        the caller has it (asking for it is a getpid system call on Python 3.11)."""
+        return self._take_one(text, True, loop)
 
-    def _take_one(self, text: str, *, inline: bool) -> Coroutine[Any, Any, object] | None:
+    def _take_one(
+        self, text: str, inline: bool, loop: asyncio.AbstractEventLoop | None = None
+    ) -> Coroutine[Any, Any, object] | None:
         self.trace.record("in", text)
         run = None
         for event in self.session.receive(text):
             if isinstance(event, RequestReceived) and inline and run is None:
-                task = asyncio.current_task()
+                task = asyncio.current_task(loop)
                 assert task is not None
                 incoming = IncomingRequest(event.id, event.method, event.params, self, event.modern)
                 self._running[event.id] = (task, incoming)
@@ -350,7 +355,7 @@ class Connection(Outgoing):
                 return None  # only ours
             raise
         finally:  # its task leaves the connection's tasks (_spawn's leaves; inline: not one of them)
-            if send:
+            if send and inline is None:
                 self._tasks.discard(asyncio.current_task())
         if inline is not None:
             if incoming.stopped:

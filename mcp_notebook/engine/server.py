@@ -37,7 +37,7 @@ from .sealed_state import StateSealer
 from .server_session import ElicitationFallback, PrincipalOf, RunAsync, RunSync, ServerSession
 from .task_store import TaskStore, open_task_store
 from .tasks import TaskManager
-from .workers import run_in_worker
+from .workers import to_worker
 
 __all__ = ["Server"]
 
@@ -84,7 +84,7 @@ class Server:
         self.page_size = page_size
         # Where tool code runs: sync functions in a worker thread and coroutines on the serving loop by
         # default; the notebook points both at the kernel's main thread (DESIGN decision 6).
-        self.run_sync: RunSync = run_sync or run_in_worker
+        self.run_sync: RunSync = run_sync or to_worker
         self.run_async: RunAsync | None = run_async
         # Who answers a tool's elicitation when the calling client cannot: (params, clientInfo) ->
         # ElicitResult. None: the tool gets an error. The notebook asks its own user, in the server console.

@@ -96,8 +96,8 @@ class ServerSession:
 
     def answer_inline(self, message: str) -> Coroutine[Any, Any, object] | None:
         """:meth:`answer_one`, the handler run by the caller's task (``Server.serve_inline``)."""
-        self.loop = asyncio.get_running_loop()
-        return self.connection.answer_inline(message)
+        self.loop = loop = asyncio.get_running_loop()
+        return self.connection.answer_inline(message, loop)
 
     async def handle(self, request: IncomingRequest) -> dict[str, Any]:
         """A request's result. A stateless 2026-07-28 request: the same handlers, a modern finish

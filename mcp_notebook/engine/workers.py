@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["MAX_WORKERS", "run_in_worker"]
+__all__ = ["MAX_WORKERS", "run_in_worker", "to_worker"]
 
 T = TypeVar("T")
 MAX_WORKERS = min(32, (os.cpu_count() or 1) + 4)  # the default executor's own bound
@@ -588,8 +588,13 @@ if hasattr(os, "register_at_fork"):
 
 async def run_in_worker(fn: Callable[[], T]) -> T:
     """``fn()`` in a worker thread, in a copy of the caller's context; its result or its exception."""
+    return await to_worker(fn)
+
+
+def to_worker(fn: Callable[[], T]) -> asyncio.Future[T]:
+    """:func:`run_in_worker`, the future returned to await at once (``Server.run_sync``: no coroutine)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = _Answer(loop=loop)
     known = fn.func if type(fn) is functools.partial else None  # a tool's call: the tool's function
     _workers.submit((contextvars.copy_context(), fn, _inbox(loop), future, loop, known))
-    return await future
+    return future

@@ -203,3 +203,34 @@ async def test_a_tools_answer_resumes_few_coroutines_over_http(era: str) -> None
     async with modern_http_client(server, era) as client:
         assert (await client.call_tool("levels", {"text": "x"}))["content"][0]["text"] == "x"
     assert seen == RESUMED[era]
+
+
+async def test_a_modern_post_asks_for_its_running_loop_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asking for the running loop is a getpid system call on Python 3.11 (asyncio.current_task without its
+    loop asks too): per 2026-07-28 sync tool call the server's engine asks twice (ServerSession.answer_inline,
+    which hands the loop on; the worker's to_worker), not four times."""
+    import asyncio
+
+    from mcp_notebook.engine import server_session, workers
+
+    asked = 0
+    real = asyncio.get_running_loop
+    server_side = (connection.__name__, server_session.__name__, workers.__name__)
+
+    def counted() -> asyncio.AbstractEventLoop:
+        nonlocal asked
+        caller = sys._getframe(1)
+        if caller.f_globals.get("__name__") == "asyncio.tasks":  # current_task(), asking for the caller
+            caller = caller.f_back or caller
+        if caller.f_globals.get("__name__") in server_side:
+            asked += 1
+        return real()
+
+    async with modern_http_client() as client:
+        await calls_patched(
+            client,
+            monkeypatch,
+            (asyncio, "get_running_loop", counted),
+            (asyncio.events, "get_running_loop", counted),
+        )
+    assert asked == 2 * CALLS

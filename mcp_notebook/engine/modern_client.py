@@ -94,6 +94,8 @@ class EraClient(Protocol):
 
     def capabilities(self) -> dict[str, Any]: ...
 
+    async def _live(self) -> Connection: ...
+
     async def answer_input(self, request: InputRequest) -> dict[str, Any]: ...
 
     async def request(
@@ -440,6 +442,8 @@ async def modern_request(
 ) -> dict[str, Any]:
     """A 2026-07-28 request: ``_meta`` added; an ``input_required`` result answered through the client's
     input handlers and retried with a new id (MRTR) until it is complete."""
+    if connection.closed:  # made before it closed (Client.request binds it): the client's, connecting again
+        connection = await client._live()
     original = dict(params or {})
     for _ in range(eras.MAX_INPUT_ROUNDS):
         sent = with_meta(client, original, connection.session)

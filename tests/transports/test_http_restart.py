@@ -111,3 +111,21 @@ async def test_a_server_back_but_not_ready_yet_is_tried_again() -> None:
             assert any("the last attempt to connect again failed" in entry.raw for entry in client.trace)
         finally:
             await http.stop()
+
+
+async def test_a_request_made_before_the_server_went_away_awaited_after_it_is_back_connects_again() -> None:
+    """A 2026-07-28 request's coroutine is bound to the connection of the moment it was made (141ff90: no
+    coroutine around it); awaited after that connection closed (the server went away, came back), it sends
+    on the client's connection of the moment it runs, connecting again, as a request made then does."""
+    http, url, port = await _up()
+    async with Client(url, era="modern") as client:
+        assert _text(await client.call_tool("ping_me")) == "pong"
+        early = client.request("tools/call", {"name": "ping_me"})  # made now, awaited below
+        await http.stop()
+        with pytest.raises(ConnectionClosedError, match="cannot reach the server"):
+            await asyncio.wait_for(client.call_tool("ping_me"), WAIT)  # the connection closes
+        http, _, _ = await _up(port)
+        try:
+            assert _text(await asyncio.wait_for(early, WAIT)) == "pong"
+        finally:
+            await http.stop()

@@ -348,7 +348,7 @@ class Client(ToolsCache, InputAnswers, TaskClientMixin):
         connection = self._connection
         if connection is None or connection.closed or not self._modern:
             return self._request(method, params, options)
-        return modern_request(self, connection, method, params, options)
+        return modern_request(self, connection, method, params, options, self._live)
 
     async def _request(self, method: str, params: dict[str, Any] | None, options: Any) -> dict[str, Any]:
         connection = self._connection

@@ -24,7 +24,7 @@ import contextlib
 import copy
 import inspect
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -93,8 +93,6 @@ class EraClient(Protocol):
     meta_block: MetaBlock
 
     def capabilities(self) -> dict[str, Any]: ...
-
-    async def _live(self) -> Connection: ...
 
     async def answer_input(self, request: InputRequest) -> dict[str, Any]: ...
 
@@ -439,11 +437,13 @@ async def modern_request(
     method: str,
     params: dict[str, Any] | None,
     options: dict[str, Any],
+    live: Callable[[], Awaitable[Connection]] | None = None,
 ) -> dict[str, Any]:
     """A 2026-07-28 request: ``_meta`` added; an ``input_required`` result answered through the client's
-    input handlers and retried with a new id (MRTR) until it is complete."""
-    if connection.closed:  # made before it closed (Client.request binds it): the client's, connecting again
-        connection = await client._live()
+    input handlers and retried with a new id (MRTR) until it is complete. ``live``: the client's connection
+    of the moment (connecting again if it may), asked for when ``connection`` closed before this ran."""
+    if connection.closed and live is not None:  # made before it closed (Client.request binds it)
+        connection = await live()
     original = dict(params or {})
     for _ in range(eras.MAX_INPUT_ROUNDS):
         sent = with_meta(client, original, connection.session)
